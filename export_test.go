@@ -1,0 +1,21 @@
+package crew
+
+// BoundedWaiters reports how many senders are blocked in b's Enqueue, so
+// tests can wait for a sender to block instead of sleeping.
+func BoundedWaiters[T any](b *Bounded[T]) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for w := b.first; w != nil; w = w.next {
+		n++
+	}
+	return n
+}
+
+// PriorityCap reports the capacity of p's heap slice, to check that a
+// drained Priority gives its memory back.
+func PriorityCap[T any](p *Priority[T]) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return cap(p.h)
+}

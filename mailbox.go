@@ -1,0 +1,195 @@
+package crew
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// A Mailbox is the queue an actor drains. Every mailbox in this package is
+// safe for concurrent use by any number of producers and consumers, like a
+// channel, and keeps Len exact at every step, so a router can read it from
+// any goroutine to pick the least loaded actor.
+//
+// Nothing a mailbox accepts is lost silently: it is returned by Dequeue or by
+// Close, or, when the mailbox discards it on its own (a DropOldest eviction),
+// handed to the hook installed through [Dropper]. A message a mailbox does not
+// accept stays with the caller, who gets an error from Enqueue.
+//
+// You can implement Mailbox yourself; document any departure from FIFO.
+type Mailbox[T any] interface {
+	// Enqueue adds msg and returns nil if the mailbox accepted it. A full
+	// bounded mailbox returns ErrMailboxFull (or an error wrapping it), or
+	// blocks until room, ctx done (returning ctx.Err()) or Close, as its
+	// overflow policy says. After Close it returns ErrMailboxClosed.
+	// Mailboxes that never block ignore ctx.
+	Enqueue(ctx context.Context, msg T) error
+
+	// Dequeue removes and returns the next message without blocking. It
+	// returns ok == false when the mailbox is empty or closed.
+	Dequeue() (msg T, ok bool)
+
+	// Len reports the number of queued messages. It is O(1) and safe to call
+	// from any goroutine; it never blocks.
+	Len() int
+
+	// Close disposes of the mailbox and returns the messages still queued,
+	// in the order Dequeue would have returned them. Afterwards Enqueue
+	// returns ErrMailboxClosed, Dequeue returns ok == false, Len returns 0,
+	// and senders blocked in Enqueue wake with ErrMailboxClosed (their
+	// messages were never accepted, so Close does not return them). Close is
+	// idempotent: later calls return nil.
+	Close() []T
+}
+
+// A Dropper is a Mailbox that can discard a message it has already accepted:
+// a [Bounded] with the DropOldest policy evicts its oldest message to make
+// room for a newer one. Such a message has no caller left to return an error
+// to, so the mailbox hands it to a hook installed by its owner; an actor
+// installs one that turns the message into a dead letter.
+type Dropper[T any] interface {
+	Mailbox[T]
+
+	// OnDrop installs hook, replacing any earlier one; nil removes it. The
+	// hook receives each discarded message with the reason, an error
+	// matching ErrEvicted. It runs on the goroutine whose Enqueue caused the
+	// drop, after the mailbox has released its lock, so it may use the
+	// mailbox again. Install it before the mailbox is shared.
+	OnDrop(hook func(msg T, reason error))
+}
+
+// ErrMailboxFull is returned by Enqueue when a bounded mailbox has no room and
+// its overflow policy does not wait for room. The message was not stored.
+var ErrMailboxFull = errors.New("crew: mailbox full")
+
+// ErrMailboxClosed is returned by Enqueue after Close, and by an Enqueue that
+// was blocked waiting for room when Close was called. The message was not
+// stored.
+var ErrMailboxClosed = errors.New("crew: mailbox closed")
+
+// ErrDropped is returned by Enqueue when a full DropNewest mailbox discards
+// the incoming message. It wraps ErrMailboxFull, so
+// errors.Is(err, ErrMailboxFull) holds as well.
+var ErrDropped = fmt.Errorf("%w: newest message dropped", ErrMailboxFull)
+
+// ErrEvicted is the reason a DropOldest mailbox gives its drop hook for the
+// oldest message it evicted to make room. It wraps ErrMailboxFull.
+var ErrEvicted = fmt.Errorf("%w: oldest message evicted", ErrMailboxFull)
+
+// Overflow is what a full bounded mailbox does with a new message.
+type Overflow int
+
+const (
+	// Fail rejects the new message: Enqueue returns ErrMailboxFull.
+	Fail Overflow = iota
+	// DropNewest discards the new message: Enqueue returns ErrDropped,
+	// which wraps ErrMailboxFull. Use it when older data must be handled
+	// and newer data is expendable.
+	DropNewest
+	// DropOldest evicts the oldest queued message, hands it to the drop
+	// hook (see Dropper) and accepts the new one. Use it when the latest
+	// data supersedes older data (status updates, sensor readings).
+	DropOldest
+	// Backpressure blocks the sender until room opens, its context is done
+	// (Enqueue returns ctx.Err()) or the mailbox is closed (ErrMailboxClosed).
+	// Blocked senders are served in arrival order.
+	Backpressure
+)
+
+// String returns the policy's name, such as "DropOldest".
+func (o Overflow) String() string {
+	switch o {
+	case Fail:
+		return "Fail"
+	case DropNewest:
+		return "DropNewest"
+	case DropOldest:
+		return "DropOldest"
+	case Backpressure:
+		return "Backpressure"
+	}
+	return "Overflow(" + strconv.Itoa(int(o)) + ")"
+}
+
+// An Unbounded is a FIFO mailbox on a growable ring buffer. Enqueue never
+// blocks and never fails before Close. Enqueue and Dequeue are amortized O(1):
+// one uncontended mutex and one atomic add each.
+//
+// The buffer doubles when full. When the mailbox drains, a buffer larger than
+// 64 slots is released, so an idle mailbox that once held a burst does not
+// keep its peak memory; one of 64 slots or fewer is kept, so shallow steady
+// traffic allocates nothing. Released and outgrown buffers (up to 1<<20
+// slots) go to a process-wide pool shared by every Unbounded of the same
+// element type, from which the next burst regrows without allocating; the
+// garbage collector reclaims what the pool does not reuse.
+//
+// An Unbounded is safe for concurrent use. The zero value is not usable:
+// create one with NewUnbounded.
+type Unbounded[T any] struct {
+	n atomic.Int64 // queued messages; written under mu, read lock-free by Len
+
+	mu     sync.Mutex // guards q and closed
+	q      ring[T]
+	closed bool
+}
+
+// NewUnbounded returns an empty Unbounded mailbox. It allocates its buffer on
+// the first Enqueue.
+func NewUnbounded[T any]() *Unbounded[T] {
+	u := &Unbounded[T]{}
+	u.q.bufs = shared[ringBufs[T]]()
+	return u
+}
+
+// Enqueue appends msg. It returns ErrMailboxClosed after Close and nil
+// otherwise; it never blocks, so ctx is ignored.
+func (u *Unbounded[T]) Enqueue(_ context.Context, msg T) error {
+	u.mu.Lock()
+	if u.closed {
+		u.mu.Unlock()
+		return ErrMailboxClosed
+	}
+	u.q.push(msg)
+	u.n.Add(1)
+	u.mu.Unlock()
+	return nil
+}
+
+// Dequeue removes and returns the oldest message, or ok == false when the
+// mailbox is empty or closed.
+func (u *Unbounded[T]) Dequeue() (msg T, ok bool) {
+	u.mu.Lock()
+	msg, ok = u.q.pop()
+	if ok {
+		u.n.Add(-1)
+		u.q.shrinkIfDrained()
+	}
+	u.mu.Unlock()
+	return msg, ok
+}
+
+// Len reports the number of queued messages.
+func (u *Unbounded[T]) Len() int { return int(u.n.Load()) }
+
+// Cap reports how many messages the current buffer holds before it grows:
+// 0 before the first Enqueue, and at most 64 once the mailbox has drained.
+func (u *Unbounded[T]) Cap() int {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return len(u.q.buf)
+}
+
+// Close disposes of the mailbox and returns the queued messages, oldest
+// first. Later calls return nil.
+func (u *Unbounded[T]) Close() []T {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	u.closed = true
+	rest := u.q.drain(nil)
+	u.q.release()
+	u.n.Store(0)
+	return rest
+}

@@ -1,0 +1,190 @@
+package crew_test
+
+import (
+	"context"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crewlib/crew"
+)
+
+// fill returns a Bounded of capacity 2 holding 1 and 2.
+func fill(t *testing.T, overflow crew.Overflow) *crew.Bounded[int] {
+	t.Helper()
+	b := crew.NewBounded[int](2, overflow)
+	require.NoError(t, b.Enqueue(context.Background(), 1))
+	require.NoError(t, b.Enqueue(context.Background(), 2))
+	require.True(t, b.Full())
+	return b
+}
+
+func TestBoundedOverflowPolicies(t *testing.T) {
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	cases := []struct {
+		overflow    crew.Overflow
+		err         error // what Enqueue of 3 returns on the full mailbox
+		kept        []int // what Close then returns
+		evicted     []int // what the drop hook received
+		dropped     int64
+		description string
+	}{
+		{crew.Fail, crew.ErrMailboxFull, []int{1, 2}, nil, 0, "Fail rejects the new message and stores nothing"},
+		{crew.DropNewest, crew.ErrDropped, []int{1, 2}, nil, 1, "DropNewest discards the new message and says so"},
+		{crew.DropOldest, nil, []int{2, 3}, []int{1}, 1, "DropOldest evicts the oldest to the hook and accepts"},
+		{crew.Backpressure, context.Canceled, []int{1, 2}, nil, 0, "Backpressure returns ctx.Err() when ctx ends first"},
+	}
+	for _, c := range cases {
+		t.Run(c.description, func(t *testing.T) {
+			b := fill(t, c.overflow)
+			var evicted []int
+			b.OnDrop(func(v int, reason error) {
+				assert.ErrorIs(t, reason, crew.ErrEvicted)
+				assert.ErrorIs(t, reason, crew.ErrMailboxFull)
+				evicted = append(evicted, v)
+			})
+			err := b.Enqueue(canceled, 3)
+			assert.Equal(t, c.err, err)
+			assert.Equal(t, 2, b.Len())
+			assert.Equal(t, c.dropped, b.Dropped())
+			assert.Equal(t, c.evicted, evicted)
+			assert.Equal(t, c.kept, b.Close())
+		})
+	}
+}
+
+func TestBoundedFullErrorsMatchErrMailboxFull(t *testing.T) {
+	assert.ErrorIs(t, crew.ErrDropped, crew.ErrMailboxFull)
+	assert.ErrorIs(t, crew.ErrEvicted, crew.ErrMailboxFull)
+	assert.NotErrorIs(t, crew.ErrMailboxFull, crew.ErrDropped)
+}
+
+func TestBoundedDropOldestWithoutHookCounts(t *testing.T) {
+	b := fill(t, crew.DropOldest)
+	for v := 3; v <= 5; v++ {
+		require.NoError(t, b.Enqueue(context.Background(), v))
+	}
+	assert.Equal(t, int64(3), b.Dropped())
+	assert.Equal(t, []int{4, 5}, b.Close())
+}
+
+func TestBoundedDropHookMayUseTheMailbox(t *testing.T) {
+	b := fill(t, crew.DropOldest)
+	var lens []int
+	b.OnDrop(func(int, error) { lens = append(lens, b.Len()) }) // would deadlock under the lock
+	require.NoError(t, b.Enqueue(context.Background(), 3))
+	assert.Equal(t, []int{2}, lens)
+	b.OnDrop(nil)
+	require.NoError(t, b.Enqueue(context.Background(), 4))
+	assert.Equal(t, []int{2}, lens, "a removed hook is not called")
+}
+
+func TestNewBoundedRejectsBadInput(t *testing.T) {
+	assert.PanicsWithValue(t, "crew: NewBounded: capacity must be at least 1, got 0",
+		func() { crew.NewBounded[int](0, crew.Fail) })
+	assert.PanicsWithValue(t, "crew: NewBounded: capacity must be at least 1, got -3",
+		func() { crew.NewBounded[int](-3, crew.Backpressure) })
+	assert.PanicsWithValue(t, "crew: NewBounded: unknown overflow policy Overflow(9)",
+		func() { crew.NewBounded[int](1, crew.Overflow(9)) })
+}
+
+func TestOverflowString(t *testing.T) {
+	assert.Equal(t, "Fail", crew.Fail.String())
+	assert.Equal(t, "DropNewest", crew.DropNewest.String())
+	assert.Equal(t, "DropOldest", crew.DropOldest.String())
+	assert.Equal(t, "Backpressure", crew.Backpressure.String())
+	assert.Equal(t, "Overflow(-1)", crew.Overflow(-1).String())
+}
+
+// blockSender starts a Backpressure Enqueue of v and returns once it is
+// blocked behind the want-1 senders already waiting.
+func blockSender(t *testing.T, ctx context.Context, b *crew.Bounded[int], v, want int) <-chan error {
+	t.Helper()
+	errc := make(chan error, 1)
+	go func() { errc <- b.Enqueue(ctx, v) }()
+	for crew.BoundedWaiters(b) < want {
+		runtime.Gosched()
+	}
+	return errc
+}
+
+func TestBackpressureServesBlockedSendersInArrivalOrder(t *testing.T) {
+	ctx := context.Background()
+	b := crew.NewBounded[int](1, crew.Backpressure)
+	require.NoError(t, b.Enqueue(ctx, 0))
+	var senders []<-chan error
+	for v := 1; v <= 5; v++ {
+		senders = append(senders, blockSender(t, ctx, b, v, v))
+	}
+	for want := 0; want <= 5; want++ {
+		v, ok := b.Dequeue()
+		require.True(t, ok)
+		assert.Equal(t, want, v)
+		if want < 5 {
+			assert.Equal(t, 1, b.Len(), "the freed slot went straight to the next waiter")
+			assert.NoError(t, <-senders[want], "sender %d returns once its message is in", want+1)
+		}
+	}
+	assert.Equal(t, 0, b.Len())
+}
+
+func TestBackpressureNewcomerDoesNotOvertakeWaiters(t *testing.T) {
+	ctx := context.Background()
+	b := crew.NewBounded[int](1, crew.Backpressure)
+	require.NoError(t, b.Enqueue(ctx, 0))
+	first := blockSender(t, ctx, b, 1, 1)
+	second := blockSender(t, ctx, b, 2, 2)
+	_, _ = b.Dequeue()
+	require.NoError(t, <-first)
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	assert.ErrorIs(t, b.Enqueue(canceled, 3), context.Canceled, "the mailbox is full again: 1 took the room")
+	v, _ := b.Dequeue()
+	assert.Equal(t, 1, v)
+	require.NoError(t, <-second)
+	v, _ = b.Dequeue()
+	assert.Equal(t, 2, v)
+}
+
+func TestBackpressureSenderLeavesWhenItsContextEnds(t *testing.T) {
+	b := crew.NewBounded[int](1, crew.Backpressure)
+	require.NoError(t, b.Enqueue(context.Background(), 0))
+	ctx, cancel := context.WithCancel(context.Background())
+	first := blockSender(t, ctx, b, 1, 1)
+	second := blockSender(t, context.Background(), b, 2, 2)
+	cancel()
+	assert.ErrorIs(t, <-first, context.Canceled)
+	require.Equal(t, 1, crew.BoundedWaiters(b), "the canceled sender withdrew; the other still waits")
+
+	v, _ := b.Dequeue()
+	assert.Equal(t, 0, v)
+	require.NoError(t, <-second)
+	assert.Equal(t, []int{2}, b.Close(), "the canceled message was never stored")
+}
+
+func TestBackpressureSenderReturnsDeadlineExceeded(t *testing.T) {
+	b := crew.NewBounded[int](1, crew.Backpressure)
+	require.NoError(t, b.Enqueue(context.Background(), 0))
+	ctx, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	assert.ErrorIs(t, b.Enqueue(ctx, 1), context.DeadlineExceeded)
+}
+
+func TestCloseWakesBlockedBackpressureSenders(t *testing.T) {
+	ctx := context.Background()
+	b := crew.NewBounded[int](2, crew.Backpressure)
+	require.NoError(t, b.Enqueue(ctx, 0))
+	require.NoError(t, b.Enqueue(ctx, 1))
+	var senders []<-chan error
+	for v := 2; v <= 4; v++ {
+		senders = append(senders, blockSender(t, ctx, b, v, v-1))
+	}
+	assert.Equal(t, []int{0, 1}, b.Close(), "Close returns only what was accepted")
+	for _, errc := range senders {
+		assert.ErrorIs(t, <-errc, crew.ErrMailboxClosed)
+	}
+	assert.Equal(t, 0, crew.BoundedWaiters(b))
+}

@@ -1,0 +1,108 @@
+package crew
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// A Chan is a bounded FIFO mailbox on a buffered Go channel: the simplest
+// adapter to the Mailbox interface, and the baseline the other mailboxes are
+// measured against. A full Chan blocks the sender, like a channel send, until
+// room, ctx done (Enqueue returns ctx.Err()) or Close (ErrMailboxClosed);
+// unlike Bounded's Backpressure, blocked senders are not served in arrival
+// order. Enqueue and Dequeue cost a channel operation plus a read lock.
+//
+// A Chan is safe for concurrent use. The zero value is not usable: create one
+// with NewChan.
+type Chan[T any] struct {
+	ch     chan T
+	done   chan struct{} // closed by the first Close: wakes blocked senders
+	closed atomic.Bool
+
+	// mu is held shared by every Enqueue while it may send on ch, and
+	// exclusively by Close while it drains ch. The channel itself is never
+	// closed (a send on it would panic); instead Close waits for senders to
+	// leave, so no message can land in ch after Close has drained it.
+	mu sync.RWMutex
+}
+
+// NewChan returns an empty Chan that holds up to capacity messages. It panics
+// if capacity is less than 1: an unbuffered channel cannot hold a message
+// for a non-blocking Dequeue.
+func NewChan[T any](capacity int) *Chan[T] {
+	if capacity < 1 {
+		panic("crew: NewChan: capacity must be at least 1, got " + strconv.Itoa(capacity))
+	}
+	return &Chan[T]{ch: make(chan T, capacity), done: make(chan struct{})}
+}
+
+// Enqueue sends msg on the channel, blocking while it is full. It returns nil
+// once msg is queued, ctx.Err() if ctx ends first, and ErrMailboxClosed if the
+// mailbox is or becomes closed first. If there is room, Enqueue succeeds even
+// when ctx is already done.
+func (c *Chan[T]) Enqueue(ctx context.Context, msg T) error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed.Load() {
+		return ErrMailboxClosed
+	}
+	select {
+	case c.ch <- msg:
+		return nil
+	default:
+	}
+	select {
+	case c.ch <- msg:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.done:
+		return ErrMailboxClosed
+	}
+}
+
+// Dequeue receives the oldest message without blocking, or ok == false when
+// the mailbox is empty or closed.
+func (c *Chan[T]) Dequeue() (msg T, ok bool) {
+	if c.closed.Load() {
+		return msg, false
+	}
+	select {
+	case msg = <-c.ch:
+		return msg, true
+	default:
+		return msg, false
+	}
+}
+
+// Len reports the number of queued messages: len of the channel.
+func (c *Chan[T]) Len() int { return len(c.ch) }
+
+// Cap reports the channel's capacity.
+func (c *Chan[T]) Cap() int { return cap(c.ch) }
+
+// Full reports whether the channel's buffer is full, so that Enqueue would
+// block. It may be stale by the time the caller acts on it.
+func (c *Chan[T]) Full() bool { return len(c.ch) == cap(c.ch) }
+
+// Close disposes of the mailbox, wakes blocked senders with ErrMailboxClosed
+// and returns the queued messages, oldest first. Later calls return nil.
+func (c *Chan[T]) Close() []T {
+	if !c.closed.CompareAndSwap(false, true) {
+		return nil
+	}
+	close(c.done)
+	c.mu.Lock() // every sender has returned or will see closed
+	defer c.mu.Unlock()
+	var rest []T
+	for {
+		select {
+		case msg := <-c.ch:
+			rest = append(rest, msg)
+		default:
+			return rest
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package crew_test
+
+const raceEnabled = false

@@ -1,0 +1,169 @@
+package crew
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// ring is the FIFO circular buffer under Unbounded, Bounded and each of
+// Fair's sub-queues. It is not safe for concurrent use: its owner guards it.
+//
+// A ring either grows (push doubles a full buffer) or is fixed (the owner
+// checks full before push). The zero value is an empty growable ring that
+// holds no buffer.
+type ring[T any] struct {
+	buf  []T
+	head int // index of the oldest element
+	n    int // number of elements
+
+	// bufs, when set, recycles the buffers the ring outgrows or releases;
+	// box is the one holding buf, if it came from bufs.
+	bufs *ringBufs[T]
+	box  *ringBuf[T]
+}
+
+// minRingSlots is the first buffer a growable ring allocates.
+const minRingSlots = 8
+
+// keptRingSlots is the largest buffer a drained growable ring keeps: above it,
+// the buffer goes back to the garbage collector when the ring empties.
+const keptRingSlots = 64
+
+func (r *ring[T]) full() bool { return r.n == len(r.buf) }
+
+// push appends v, doubling the buffer first when it is full.
+func (r *ring[T]) push(v T) {
+	if r.n == len(r.buf) {
+		r.grow()
+	}
+	i := r.head + r.n
+	if i >= len(r.buf) {
+		i -= len(r.buf)
+	}
+	r.buf[i] = v
+	r.n++
+}
+
+// grow doubles the buffer (or allocates the first one), unwrapping the
+// elements to the front of the new buffer.
+func (r *ring[T]) grow() {
+	size := 2 * len(r.buf)
+	if size < minRingSlots {
+		size = minRingSlots
+	}
+	buf, box := r.bufs.take(size)
+	r.copyTo(buf)
+	r.release()
+	r.buf, r.box, r.head = buf, box, 0
+}
+
+// release drops the buffer, handing it to bufs if it came from there. The
+// caller has moved out the elements it needs.
+func (r *ring[T]) release() {
+	if r.box != nil {
+		clear(r.buf)
+		r.bufs.give(r.box)
+	}
+	r.buf, r.box = nil, nil
+}
+
+// copyTo copies the elements, oldest first, to dst, which has room for r.n.
+func (r *ring[T]) copyTo(dst []T) {
+	if r.n == 0 {
+		return
+	}
+	end := r.head + r.n
+	if end <= len(r.buf) {
+		copy(dst, r.buf[r.head:end])
+		return
+	}
+	k := copy(dst, r.buf[r.head:])
+	copy(dst[k:], r.buf[:end-len(r.buf)])
+}
+
+// pop removes and returns the oldest element. It clears the slot so the ring
+// does not keep the element reachable for the garbage collector.
+func (r *ring[T]) pop() (T, bool) {
+	var zero T
+	if r.n == 0 {
+		return zero, false
+	}
+	v := r.buf[r.head]
+	r.buf[r.head] = zero
+	r.head++
+	if r.head == len(r.buf) {
+		r.head = 0
+	}
+	r.n--
+	return v, true
+}
+
+// shrinkIfDrained releases a growable ring's buffer once the ring is empty,
+// if the buffer is larger than keptRingSlots. A buffer at or below that size
+// is kept, so steady traffic that stays shallow allocates nothing.
+func (r *ring[T]) shrinkIfDrained() {
+	if r.n == 0 {
+		r.head = 0
+		if len(r.buf) > keptRingSlots {
+			r.release()
+		}
+	}
+}
+
+// drain removes every element, oldest first, appending them to dst.
+func (r *ring[T]) drain(dst []T) []T {
+	start := len(dst)
+	dst = slices.Grow(dst, r.n)[:start+r.n]
+	r.copyTo(dst[start:])
+	clear(r.buf)
+	r.head, r.n = 0, 0
+	return dst
+}
+
+// A ringBuf boxes a pooled ring buffer: the pool stores the pointer, where a
+// slice put in an interface would allocate on every Put.
+type ringBuf[T any] struct{ s []T }
+
+// ringBufs recycles ring buffers, one free list per power-of-two size from
+// minRingSlots to 1<<20 slots. A growable ring hands it each buffer it
+// outgrows, and the buffer it releases when it drains, rather than dropping
+// them for the garbage collector, so the next burst regrows without
+// allocating or zeroing memory; what stays unused in the pool the collector
+// reclaims.
+type ringBufs[T any] struct {
+	class [ringBufClasses]freeList[ringBuf[T]]
+}
+
+const (
+	minPooledShift = 3  // minRingSlots
+	maxPooledShift = 20 // 1<<20 slots; larger buffers are not recycled
+	ringBufClasses = maxPooledShift - minPooledShift + 1
+)
+
+// ringBufClass returns the free list index for a buffer of size slots.
+func ringBufClass(size int) (int, bool) {
+	if size < 1<<minPooledShift || size > 1<<maxPooledShift || size&(size-1) != 0 {
+		return 0, false
+	}
+	return bits.Len(uint(size)) - 1 - minPooledShift, true
+}
+
+// take returns a zeroed buffer of size slots and, if it is recyclable, the
+// box to give back later. A nil p recycles nothing.
+func (p *ringBufs[T]) take(size int) ([]T, *ringBuf[T]) {
+	c, ok := ringBufClass(size)
+	if p == nil || !ok {
+		return make([]T, size), nil
+	}
+	box := p.class[c].get()
+	if box.s == nil {
+		box.s = make([]T, size)
+	}
+	return box.s, box
+}
+
+// give recycles a box from take whose slots are all zero.
+func (p *ringBufs[T]) give(box *ringBuf[T]) {
+	c, _ := ringBufClass(len(box.s))
+	p.class[c].put(box)
+}
