@@ -115,17 +115,24 @@ func TestBackpressureServesBlockedSendersInArrivalOrder(t *testing.T) {
 	ctx := context.Background()
 	b := crew.NewBounded[int](1, crew.Backpressure)
 	require.NoError(t, b.Enqueue(ctx, 0))
-	var senders []<-chan error
+	served := make(chan int, 5) // each sender reports its message once it is in
 	for v := 1; v <= 5; v++ {
-		senders = append(senders, blockSender(t, ctx, b, v, v))
+		go func() {
+			if assert.NoError(t, b.Enqueue(ctx, v)) {
+				served <- v
+			}
+		}()
+		for crew.BoundedWaiters(b) < v {
+			runtime.Gosched()
+		}
 	}
 	for want := 0; want <= 5; want++ {
 		v, ok := b.Dequeue()
 		require.True(t, ok)
-		assert.Equal(t, want, v)
+		require.Equal(t, want, v)
 		if want < 5 {
-			assert.Equal(t, 1, b.Len(), "the freed slot went straight to the next waiter")
-			assert.NoError(t, <-senders[want], "sender %d returns once its message is in", want+1)
+			require.Equal(t, want+1, <-served, "the oldest waiter takes the freed slot")
+			assert.Equal(t, 1, b.Len(), "the freed slot went straight to the waiter")
 		}
 	}
 	assert.Equal(t, 0, b.Len())
@@ -143,7 +150,7 @@ func TestBackpressureNewcomerDoesNotOvertakeWaiters(t *testing.T) {
 	cancel()
 	assert.ErrorIs(t, b.Enqueue(canceled, 3), context.Canceled, "the mailbox is full again: 1 took the room")
 	v, _ := b.Dequeue()
-	assert.Equal(t, 1, v)
+	require.Equal(t, 1, v)
 	require.NoError(t, <-second)
 	v, _ = b.Dequeue()
 	assert.Equal(t, 2, v)
