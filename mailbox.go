@@ -115,8 +115,14 @@ func (o Overflow) String() string {
 }
 
 // An Unbounded is a FIFO mailbox on a growable ring buffer. Enqueue never
-// blocks and never fails before Close. Enqueue and Dequeue are amortized O(1):
-// one uncontended mutex and one atomic add each.
+// blocks and never fails before Close.
+//
+// Producers and consumers take different locks: Enqueue writes at the tail
+// under one mutex, Dequeue reads at the head under another, and the two meet
+// only through the atomic positions of head and tail. A producer therefore
+// never waits for a consumer, or the reverse, except while the buffer grows
+// (both locks are held to copy it). Enqueue and Dequeue are amortized O(1):
+// one uncontended mutex and one atomic store each.
 //
 // The buffer doubles when full. When the mailbox drains, a buffer larger than
 // 64 slots is released, so an idle mailbox that once held a burst does not
@@ -129,67 +135,162 @@ func (o Overflow) String() string {
 // An Unbounded is safe for concurrent use. The zero value is not usable:
 // create one with NewUnbounded.
 type Unbounded[T any] struct {
-	n atomic.Int64 // queued messages; written under mu, read lock-free by Len
+	bufs *ringBufs[T] // shared by all Unbounded[T]; set by NewUnbounded
 
-	mu     sync.Mutex // guards q and closed
-	q      ring[T]
-	closed bool
+	// buf and box change only while both locks are held, so each side reads
+	// them under its own. Message p (counting from 0 since NewUnbounded)
+	// lives in buf[p&(len(buf)-1)]; len(buf) is 0 or a power of two.
+	buf []T
+	box *ringBuf[T] // holds buf if it came from bufs
+
+	// The positions each side publishes to the other, and to Len, on lines
+	// of their own: the other side reads them only through its cached copy,
+	// when that says the buffer looks empty (consumers) or full (producers).
+	_    [64]byte
+	head atomic.Uint64 // position of the oldest message; stored under headMu
+	_    [64]byte
+	tail atomic.Uint64 // position after the newest; stored under tailMu
+	_    [64]byte
+
+	// The consumers' side.
+	headMu   sync.Mutex // guards reading and clearing the slot at head
+	tailSeen uint64     // a past value of tail; guarded by headMu
+	_        [64]byte
+
+	// The producers' side. Lock order: tailMu before headMu.
+	tailMu   sync.Mutex // guards writing the slot at tail, and closed
+	headSeen uint64     // a past value of head; guarded by tailMu
+	closed   bool
 }
 
 // NewUnbounded returns an empty Unbounded mailbox. It allocates its buffer on
 // the first Enqueue.
 func NewUnbounded[T any]() *Unbounded[T] {
-	u := &Unbounded[T]{}
-	u.q.bufs = shared[ringBufs[T]]()
-	return u
+	return &Unbounded[T]{bufs: shared[ringBufs[T]]()}
 }
 
 // Enqueue appends msg. It returns ErrMailboxClosed after Close and nil
 // otherwise; it never blocks, so ctx is ignored.
 func (u *Unbounded[T]) Enqueue(_ context.Context, msg T) error {
-	u.mu.Lock()
+	u.tailMu.Lock()
 	if u.closed {
-		u.mu.Unlock()
+		u.tailMu.Unlock()
 		return ErrMailboxClosed
 	}
-	u.q.push(msg)
-	u.n.Add(1)
-	u.mu.Unlock()
+	t := u.tail.Load()
+	// headSeen is at most head, so t-headSeen overstates the count: when it
+	// says there is room, there is. Otherwise look again.
+	if t-u.headSeen >= uint64(len(u.buf)) {
+		if u.headSeen = u.head.Load(); t-u.headSeen == uint64(len(u.buf)) {
+			u.grow(t)
+		}
+	}
+	u.buf[t&uint64(len(u.buf)-1)] = msg
+	u.tail.Store(t + 1) // publishes the message to consumers and to Len
+	u.tailMu.Unlock()
 	return nil
+}
+
+// grow doubles the buffer, which holds the messages from head to t, unless a
+// consumer made room meanwhile. tailMu is held.
+func (u *Unbounded[T]) grow(t uint64) {
+	u.headMu.Lock()
+	defer u.headMu.Unlock()
+	h := u.head.Load()
+	if t-h < uint64(len(u.buf)) {
+		return
+	}
+	size := max(2*len(u.buf), minRingSlots)
+	buf, box := u.bufs.take(size)
+	for p := h; p < t; p++ {
+		buf[p&uint64(size-1)] = u.buf[p&uint64(len(u.buf)-1)]
+	}
+	u.release()
+	u.buf, u.box = buf, box
+}
+
+// release drops the buffer, recycling it if it came from the pool. Both
+// locks are held, and the messages it holds have been moved out.
+func (u *Unbounded[T]) release() {
+	if u.box != nil {
+		clear(u.buf)
+		u.bufs.give(u.box)
+	}
+	u.buf, u.box = nil, nil
 }
 
 // Dequeue removes and returns the oldest message, or ok == false when the
 // mailbox is empty or closed.
 func (u *Unbounded[T]) Dequeue() (msg T, ok bool) {
-	u.mu.Lock()
-	msg, ok = u.q.pop()
-	if ok {
-		u.n.Add(-1)
-		u.q.shrinkIfDrained()
+	u.headMu.Lock()
+	h, t := u.head.Load(), u.tailSeen
+	if h == t { // tailSeen is at most tail: look again
+		if t = u.tail.Load(); h == t {
+			u.headMu.Unlock()
+			return msg, false
+		}
+		u.tailSeen = t
 	}
-	u.mu.Unlock()
-	return msg, ok
+	var zero T
+	i := h & uint64(len(u.buf)-1)
+	msg, u.buf[i] = u.buf[i], zero
+	u.head.Store(h + 1) // after clearing: the producer may now reuse the slot
+	if h+1 == t && len(u.buf) > keptRingSlots {
+		u.releaseIfDrained()
+	}
+	u.headMu.Unlock()
+	return msg, true
 }
 
-// Len reports the number of queued messages.
-func (u *Unbounded[T]) Len() int { return int(u.n.Load()) }
+// releaseIfDrained releases a large buffer once the mailbox is empty. It
+// needs the producers' lock too; it only tries it, since headMu is held and
+// producers take the locks in the other order. If a producer holds it, the
+// mailbox is not staying empty and a later Dequeue will try again.
+func (u *Unbounded[T]) releaseIfDrained() {
+	if !u.tailMu.TryLock() {
+		return
+	}
+	if u.tail.Load() == u.head.Load() {
+		u.release()
+	}
+	u.tailMu.Unlock()
+}
+
+// Len reports the number of queued messages. It is exact whenever no
+// Enqueue or Dequeue is in progress; while one is, it may still count the
+// message being dequeued, but it is never negative.
+func (u *Unbounded[T]) Len() int {
+	// Head first: both positions only grow and head never passes tail.
+	h := u.head.Load()
+	return int(u.tail.Load() - h)
+}
 
 // Cap reports how many messages the current buffer holds before it grows:
 // 0 before the first Enqueue, and at most 64 once the mailbox has drained.
 func (u *Unbounded[T]) Cap() int {
-	u.mu.Lock()
-	defer u.mu.Unlock()
-	return len(u.q.buf)
+	u.headMu.Lock()
+	defer u.headMu.Unlock()
+	return len(u.buf)
 }
 
 // Close disposes of the mailbox and returns the queued messages, oldest
 // first. Later calls return nil.
 func (u *Unbounded[T]) Close() []T {
-	u.mu.Lock()
-	defer u.mu.Unlock()
+	u.tailMu.Lock()
+	defer u.tailMu.Unlock()
+	u.headMu.Lock()
+	defer u.headMu.Unlock()
 	u.closed = true
-	rest := u.q.drain(nil)
-	u.q.release()
-	u.n.Store(0)
+	h, t := u.head.Load(), u.tail.Load()
+	var rest []T
+	if t > h {
+		rest = make([]T, 0, t-h)
+	}
+	for p := h; p < t; p++ {
+		rest = append(rest, u.buf[p&uint64(len(u.buf)-1)])
+	}
+	u.head.Store(t)
+	u.headSeen, u.tailSeen = t, t
+	u.release()
 	return rest
 }

@@ -221,7 +221,7 @@ func (b *Bounded[T]) Close() []T {
 	}
 	b.closed = true
 	rest := b.q.drain(nil)
-	b.q.release()
+	b.q.buf = nil
 	b.n.Store(0)
 	for b.first != nil {
 		w := b.first

@@ -9,10 +9,13 @@ import (
 // segmentSlots is the number of messages one Segmented segment holds.
 const segmentSlots = 256
 
-// A segment is one fixed block of a Segmented mailbox's linked list.
+// A segment is one fixed block of a Segmented mailbox's linked list. Its
+// producers write buf below segmentSlots and publish each slot by raising
+// w; consumers read only below w, so a slot is never read while written.
 type segment[T any] struct {
 	buf  [segmentSlots]T
-	next *segment[T]
+	w    atomic.Int32               // slots written and published
+	next atomic.Pointer[segment[T]] // set once this segment is full
 }
 
 // A Segmented is an unbounded FIFO mailbox on a linked list of fixed
@@ -24,23 +27,33 @@ type segment[T any] struct {
 // segment at all: the pooled ones are reused by other mailboxes or reclaimed
 // by the garbage collector.
 //
-// Enqueue never blocks and never fails before Close. Enqueue and Dequeue are
-// O(1): one uncontended mutex and one atomic add each, plus a pool Get or Put
-// once per 256 messages (or each time the mailbox drains). Use it for
-// high-throughput, bursty fan-in, and for large messages, which Unbounded
-// would copy on each growth.
+// Producers and consumers take different locks: Enqueue writes at the tail
+// under one mutex, Dequeue reads at the head under another, and the two meet
+// only through an atomic count of published slots. A producer therefore
+// never waits for a consumer, or the reverse, except when the mailbox is
+// empty. Enqueue and Dequeue are O(1): one uncontended mutex and two atomic
+// operations each, plus a pool Get or Put once per 256 messages or when the
+// mailbox drains. Use it for high-throughput fan-in, deep or bursty queues,
+// and large messages, which Unbounded copies when it grows.
 //
-// A Segmented is safe for concurrent use. The zero value is not usable:
-// create one with NewSegmented.
+// Enqueue never blocks and never fails before Close. A Segmented is safe for
+// concurrent use. The zero value is not usable: create one with NewSegmented.
 type Segmented[T any] struct {
-	n    atomic.Int64          // queued messages; written under mu, read lock-free by Len
 	segs *freeList[segment[T]] // shared by all Segmented[T]; set by NewSegmented
 
-	mu     sync.Mutex  // guards the fields below
-	head   *segment[T] // oldest segment, read at r; nil when empty
-	tail   *segment[T] // newest segment, written at w; nil when empty
-	r, w   int
+	// The consumers' side.
+	headMu sync.Mutex  // guards head and r
+	head   *segment[T] // oldest segment; nil when the mailbox holds none
+	r      int         // next slot to read in head
+	deq    atomic.Int64
+
+	_ [64]byte // keeps the producers' fields off the consumers' cache line
+
+	// The producers' side. Lock order: tailMu before headMu.
+	tailMu sync.Mutex  // guards tail and closed
+	tail   *segment[T] // newest segment; nil when the mailbox holds none
 	closed bool
+	enq    atomic.Int64
 }
 
 // NewSegmented returns an empty Segmented mailbox. It takes its first segment
@@ -52,67 +65,110 @@ func NewSegmented[T any]() *Segmented[T] {
 // Enqueue appends msg. It returns ErrMailboxClosed after Close and nil
 // otherwise; it never blocks, so ctx is ignored.
 func (s *Segmented[T]) Enqueue(_ context.Context, msg T) error {
-	s.mu.Lock()
+	s.tailMu.Lock()
 	if s.closed {
-		s.mu.Unlock()
+		s.tailMu.Unlock()
 		return ErrMailboxClosed
 	}
+	t := s.tail
 	switch {
-	case s.tail == nil:
-		seg := s.segs.get()
-		s.head, s.tail, s.r, s.w = seg, seg, 0, 0
-	case s.w == segmentSlots:
-		seg := s.segs.get()
-		s.tail.next, s.tail, s.w = seg, seg, 0
+	case t == nil: // the mailbox holds no segment: start one for both sides
+		t = s.segs.get()
+		s.headMu.Lock()
+		s.head, s.r = t, 0
+		s.headMu.Unlock()
+		s.tail = t
+	case t.w.Load() == segmentSlots:
+		next := s.segs.get()
+		t.next.Store(next) // from here on only consumers touch t
+		s.tail, t = next, next
 	}
-	s.tail.buf[s.w] = msg
-	s.w++
-	s.n.Add(1)
-	s.mu.Unlock()
+	w := t.w.Load()
+	t.buf[w] = msg
+	// Count before publishing, so a consumer never counts a message out
+	// before it was counted in: Len can't go negative.
+	s.enq.Add(1)
+	t.w.Store(w + 1)
+	s.tailMu.Unlock()
 	return nil
 }
 
 // Dequeue removes and returns the oldest message, or ok == false when the
 // mailbox is empty or closed.
 func (s *Segmented[T]) Dequeue() (msg T, ok bool) {
-	s.mu.Lock()
-	if s.head == nil {
-		s.mu.Unlock()
+	s.headMu.Lock()
+	defer s.headMu.Unlock()
+	h := s.head
+	if h == nil {
+		return msg, false
+	}
+	if s.r == segmentSlots { // used up: move on once the producer has linked the next
+		next := h.next.Load()
+		if next == nil {
+			return msg, false
+		}
+		s.head, s.r = next, 0
+		s.recycle(h)
+		h = next
+	}
+	w := int(h.w.Load())
+	if s.r == w {
 		return msg, false
 	}
 	var zero T
-	msg, s.head.buf[s.r] = s.head.buf[s.r], zero
+	msg, h.buf[s.r] = h.buf[s.r], zero
 	s.r++
-	s.n.Add(-1)
-	switch {
-	case s.head == s.tail && s.r == s.w: // drained: hand the last segment back
-		s.recycle(s.head)
-		s.head, s.tail, s.r, s.w = nil, nil, 0, 0
-	case s.r == segmentSlots: // head segment used up: move to the next one
-		old := s.head
-		s.head, s.r = old.next, 0
-		s.recycle(old)
+	s.deq.Add(1)
+	if s.r == w && h.next.Load() == nil {
+		s.releaseIfDrained(h)
 	}
-	s.mu.Unlock()
 	return msg, true
 }
 
-// recycle returns a segment whose slots are all cleared to the pool.
+// releaseIfDrained hands the last segment back to the pool once everything
+// published in it has been read, so an idle mailbox holds no memory. It needs
+// the producers' lock too; it only tries it, since headMu is held and
+// producers take the locks in the other order. If a producer holds it, the
+// mailbox is not staying empty and a later Dequeue will try again.
+func (s *Segmented[T]) releaseIfDrained(h *segment[T]) {
+	if !s.tailMu.TryLock() {
+		return
+	}
+	if s.tail == h && s.r == int(h.w.Load()) {
+		s.head, s.tail, s.r = nil, nil, 0
+		s.recycle(h)
+	}
+	s.tailMu.Unlock()
+}
+
+// recycle returns a segment whose slots are all cleared to the pool. No
+// producer or consumer refers to it any more.
 func (s *Segmented[T]) recycle(seg *segment[T]) {
-	seg.next = nil
+	seg.w.Store(0)
+	seg.next.Store(nil)
 	s.segs.put(seg)
 }
 
-// Len reports the number of queued messages.
-func (s *Segmented[T]) Len() int { return int(s.n.Load()) }
+// Len reports the number of queued messages. It is exact whenever no
+// Enqueue or Dequeue is in progress; while one is, it may still count the
+// message being dequeued, but it is never negative.
+func (s *Segmented[T]) Len() int {
+	// Read the dequeue count first: both only grow, and every message is
+	// counted in before it can be counted out, so the difference is never
+	// negative.
+	out := s.deq.Load()
+	return int(s.enq.Load() - out)
+}
 
 // Cap reports how many message slots the mailbox holds now: 256 per linked
 // segment, and 0 once it has drained.
 func (s *Segmented[T]) Cap() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.tailMu.Lock()
+	defer s.tailMu.Unlock()
+	s.headMu.Lock()
+	defer s.headMu.Unlock()
 	slots := 0
-	for seg := s.head; seg != nil; seg = seg.next {
+	for seg := s.head; seg != nil; seg = seg.next.Load() {
 		slots += segmentSlots
 	}
 	return slots
@@ -121,25 +177,27 @@ func (s *Segmented[T]) Cap() int {
 // Close disposes of the mailbox and returns the queued messages, oldest
 // first. Later calls return nil.
 func (s *Segmented[T]) Close() []T {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.tailMu.Lock()
+	defer s.tailMu.Unlock()
+	s.headMu.Lock()
+	defer s.headMu.Unlock()
+	if s.closed {
+		return nil
+	}
 	s.closed = true
 	var rest []T
-	if n := s.n.Load(); n > 0 {
+	if n := s.enq.Load() - s.deq.Load(); n > 0 {
 		rest = make([]T, 0, n)
 	}
 	for seg := s.head; seg != nil; {
-		end := segmentSlots
-		if seg == s.tail {
-			end = s.w
-		}
-		rest = append(rest, seg.buf[s.r:end]...)
-		clear(seg.buf[s.r:end])
-		next := seg.next
+		w := int(seg.w.Load())
+		rest = append(rest, seg.buf[s.r:w]...)
+		clear(seg.buf[s.r:w])
+		next := seg.next.Load()
 		s.recycle(seg)
 		seg, s.r = next, 0
 	}
-	s.head, s.tail, s.r, s.w = nil, nil, 0, 0
-	s.n.Store(0)
+	s.head, s.tail = nil, nil
+	s.deq.Store(s.enq.Load())
 	return rest
 }

@@ -34,6 +34,27 @@ func TestSegmentedLinksAndRecyclesSegments(t *testing.T) {
 	assert.Equal(t, 0, s.Len())
 }
 
+func TestSegmentedDrainedAtASegmentBoundaryHoldsNothing(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{255, 256, 257, 512} {
+		s := crew.NewSegmented[int]()
+		for i := range n {
+			require.NoError(t, s.Enqueue(ctx, i))
+		}
+		for i := range n {
+			v, ok := s.Dequeue()
+			require.True(t, ok)
+			require.Equal(t, i, v)
+		}
+		_, ok := s.Dequeue()
+		assert.False(t, ok)
+		assert.Equal(t, 0, s.Cap(), "drained after %d messages", n)
+		require.NoError(t, s.Enqueue(ctx, n), "a drained mailbox takes new messages")
+		v, _ := s.Dequeue()
+		assert.Equal(t, n, v)
+	}
+}
+
 func TestSegmentedCloseAcrossSegments(t *testing.T) {
 	ctx := context.Background()
 	s := crew.NewSegmented[int]()

@@ -5,8 +5,8 @@ import (
 	"slices"
 )
 
-// ring is the FIFO circular buffer under Unbounded, Bounded and each of
-// Fair's sub-queues. It is not safe for concurrent use: its owner guards it.
+// ring is the FIFO circular buffer under Bounded and each of Fair's
+// sub-queues. It is not safe for concurrent use: its owner guards it.
 //
 // A ring either grows (push doubles a full buffer) or is fixed (the owner
 // checks full before push). The zero value is an empty growable ring that
@@ -15,11 +15,6 @@ type ring[T any] struct {
 	buf  []T
 	head int // index of the oldest element
 	n    int // number of elements
-
-	// bufs, when set, recycles the buffers the ring outgrows or releases;
-	// box is the one holding buf, if it came from bufs.
-	bufs *ringBufs[T]
-	box  *ringBuf[T]
 }
 
 // minRingSlots is the first buffer a growable ring allocates.
@@ -51,20 +46,9 @@ func (r *ring[T]) grow() {
 	if size < minRingSlots {
 		size = minRingSlots
 	}
-	buf, box := r.bufs.take(size)
+	buf := make([]T, size)
 	r.copyTo(buf)
-	r.release()
-	r.buf, r.box, r.head = buf, box, 0
-}
-
-// release drops the buffer, handing it to bufs if it came from there. The
-// caller has moved out the elements it needs.
-func (r *ring[T]) release() {
-	if r.box != nil {
-		clear(r.buf)
-		r.bufs.give(r.box)
-	}
-	r.buf, r.box = nil, nil
+	r.buf, r.head = buf, 0
 }
 
 // copyTo copies the elements, oldest first, to dst, which has room for r.n.
@@ -105,7 +89,7 @@ func (r *ring[T]) shrinkIfDrained() {
 	if r.n == 0 {
 		r.head = 0
 		if len(r.buf) > keptRingSlots {
-			r.release()
+			r.buf = nil
 		}
 	}
 }
