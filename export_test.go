@@ -3,8 +3,8 @@ package crew
 // BoundedWaiters reports how many senders are blocked in b's Enqueue, so
 // tests can wait for a sender to block instead of sleeping.
 func BoundedWaiters[T any](b *Bounded[T]) int {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.tailMu.Lock()
+	defer b.tailMu.Unlock()
 	n := 0
 	for w := b.first; w != nil; w = w.next {
 		n++

@@ -18,24 +18,49 @@ import (
 //     Enqueue returns nil.
 //   - Backpressure: Enqueue blocks until room opens, ctx is done (it returns
 //     ctx.Err()) or Close (ErrMailboxClosed). Blocked senders are served
-//     strictly in arrival order: a Dequeue moves the oldest waiter's message
-//     into the slot it freed, so a newcomer cannot overtake a waiter.
+//     strictly in arrival order: the room a Dequeue frees goes to the oldest
+//     waiter, and a newcomer queues behind the waiters.
 //
-// Enqueue and Dequeue are O(1): one uncontended mutex and one atomic add each,
-// with no allocation, also when a sender blocks (waiters are recycled).
+// Like Unbounded, a Bounded has separate producer and consumer locks that
+// meet only through atomic positions, so producers and consumers do not
+// contend with each other. Enqueue and Dequeue are O(1): one uncontended
+// mutex and one atomic store each, with no allocation, also when a sender
+// blocks (waiters are recycled). A Dequeue that frees room for a blocked
+// sender also takes the producers' lock to hand it over.
 //
 // A Bounded is safe for concurrent use. The zero value is not usable: create
 // one with NewBounded.
 type Bounded[T any] struct {
-	n        atomic.Int64                   // queued messages; written under mu, read by Len
-	dropped  atomic.Int64                   // messages discarded by DropNewest or DropOldest
-	hook     atomic.Pointer[func(T, error)] // set by OnDrop
+	// Set by NewBounded (buf is dropped by Close, with both locks held).
+	buf      []T
+	capacity uint64
 	overflow Overflow
-	capacity int
-	waiters  *freeList[waiter[T]] // shared by all Bounded[T]; set by NewBounded
+	waiters  *freeList[waiter[T]] // shared by all Bounded[T]
+	hook     atomic.Pointer[func(T, error)]
+	dropped  atomic.Int64 // messages discarded by DropNewest or DropOldest
 
-	mu          sync.Mutex // guards q, closed and the waiter list
-	q           ring[T]    // fixed: len(q.buf) == capacity until Close frees it
+	// Blocked senders, counted on a line of its own: every Dequeue reads it
+	// (to skip tailMu when 0) and blocking senders write it.
+	_     [64]byte
+	nwait atomic.Int32
+
+	// Positions (messages counted since NewBounded), each on its own line.
+	_    [64]byte
+	head atomic.Uint64 // position of the oldest message; stored under headMu
+	_    [64]byte
+	tail atomic.Uint64 // position after the newest; stored under tailMu
+	_    [64]byte
+
+	// The consumers' side.
+	headMu   sync.Mutex // guards reading the slot at head, and the fields below
+	headIdx  int        // index in buf of position head
+	tailSeen uint64     // a past value of tail
+	_        [64]byte
+
+	// The producers' side. Lock order: tailMu before headMu.
+	tailMu      sync.Mutex // guards writing the slot at tail, and the fields below
+	tailIdx     int        // index in buf of position tail
+	headSeen    uint64     // a past value of head
 	first, last *waiter[T] // blocked Backpressure senders, oldest first
 	closed      bool
 }
@@ -45,7 +70,7 @@ type waiter[T any] struct {
 	msg        T
 	ready      chan error // cap 1; receives nil once msg is queued, or ErrMailboxClosed
 	prev, next *waiter[T]
-	queued     bool // in the waiter list; guarded by the mailbox's mu
+	queued     bool // in the waiter list; guarded by the mailbox's tailMu
 }
 
 // NewBounded returns an empty Bounded mailbox of the given capacity and
@@ -58,9 +83,12 @@ func NewBounded[T any](capacity int, overflow Overflow) *Bounded[T] {
 	if overflow < Fail || overflow > Backpressure {
 		panic("crew: NewBounded: unknown overflow policy " + overflow.String())
 	}
-	b := &Bounded[T]{overflow: overflow, capacity: capacity, waiters: shared[freeList[waiter[T]]]()}
-	b.q.buf = make([]T, capacity)
-	return b
+	return &Bounded[T]{
+		buf:      make([]T, capacity),
+		capacity: uint64(capacity),
+		overflow: overflow,
+		waiters:  shared[freeList[waiter[T]]](),
+	}
 }
 
 // Enqueue appends msg if there is room, and otherwise applies the mailbox's
@@ -68,44 +96,93 @@ func NewBounded[T any](capacity int, overflow Overflow) *Bounded[T] {
 // Only Backpressure uses ctx: if there is room, Enqueue succeeds even when
 // ctx is already done.
 func (b *Bounded[T]) Enqueue(ctx context.Context, msg T) error {
-	b.mu.Lock()
+	b.tailMu.Lock()
 	if b.closed {
-		b.mu.Unlock()
+		b.tailMu.Unlock()
 		return ErrMailboxClosed
 	}
-	if !b.q.full() {
-		b.q.push(msg)
-		b.n.Add(1)
-		b.mu.Unlock()
+	if b.first == nil && b.room() {
+		b.push(msg)
+		b.tailMu.Unlock()
 		return nil
 	}
 	switch b.overflow {
 	case DropNewest:
-		b.mu.Unlock()
+		b.tailMu.Unlock()
 		b.dropped.Add(1)
 		return ErrDropped
 	case DropOldest:
-		old, _ := b.q.pop()
-		b.q.push(msg)
-		b.mu.Unlock()
-		b.dropped.Add(1)
-		if hook := b.hook.Load(); hook != nil {
-			(*hook)(old, ErrEvicted)
+		old, evicted := b.evict()
+		b.push(msg)
+		b.tailMu.Unlock()
+		if evicted {
+			b.dropped.Add(1)
+			if hook := b.hook.Load(); hook != nil {
+				(*hook)(old, ErrEvicted)
+			}
 		}
 		return nil
 	case Backpressure:
 		return b.wait(ctx, msg)
 	}
-	b.mu.Unlock()
+	b.tailMu.Unlock()
 	return ErrMailboxFull
 }
 
-// wait queues msg behind the earlier blocked senders and blocks until a
-// Dequeue moves it into the ring, ctx is done or Close. It is called with mu
-// held and releases it.
+// room reports whether a message fits. tailMu is held.
+func (b *Bounded[T]) room() bool {
+	// headSeen is at most head, so this overstates the count: when it says
+	// there is room, there is. Otherwise look again.
+	t := b.tail.Load()
+	if t-b.headSeen < b.capacity {
+		return true
+	}
+	b.headSeen = b.head.Load()
+	return t-b.headSeen < b.capacity
+}
+
+// push writes msg at the tail and publishes it. tailMu is held, and there
+// is room.
+func (b *Bounded[T]) push(msg T) {
+	b.buf[b.tailIdx] = msg
+	if b.tailIdx++; b.tailIdx == len(b.buf) {
+		b.tailIdx = 0
+	}
+	b.tail.Add(1)
+}
+
+// evict removes the oldest message to make room, unless a consumer already
+// did. tailMu is held; it takes headMu.
+func (b *Bounded[T]) evict() (old T, evicted bool) {
+	b.headMu.Lock()
+	defer b.headMu.Unlock()
+	h := b.head.Load()
+	if b.tail.Load()-h < b.capacity {
+		return old, false
+	}
+	old = b.take()
+	b.head.Store(h + 1)
+	return old, true
+}
+
+// take reads and clears the slot at head. headMu is held, and the mailbox
+// is not empty.
+func (b *Bounded[T]) take() T {
+	var zero T
+	msg := b.buf[b.headIdx]
+	b.buf[b.headIdx] = zero
+	if b.headIdx++; b.headIdx == len(b.buf) {
+		b.headIdx = 0
+	}
+	return msg
+}
+
+// wait queues msg behind the earlier blocked senders and blocks until it is
+// moved into the ring, ctx is done or Close. It is called with tailMu held
+// and releases it.
 func (b *Bounded[T]) wait(ctx context.Context, msg T) error {
 	if err := ctx.Err(); err != nil {
-		b.mu.Unlock()
+		b.tailMu.Unlock()
 		return err
 	}
 	w := b.waiters.get()
@@ -120,24 +197,21 @@ func (b *Bounded[T]) wait(ctx context.Context, msg T) error {
 		b.last.next = w
 	}
 	b.last = w
-	b.mu.Unlock()
+	// Count the waiter before looking at head once more: a Dequeue stores
+	// head before it reads nwait, so either it sees this waiter and admits
+	// it, or admit here sees the room that Dequeue freed. No wake-up is lost.
+	b.nwait.Add(1)
+	b.admit()
+	b.tailMu.Unlock()
 
 	var err error
-	select {
-	case err = <-w.ready:
-	case <-ctx.Done():
-		b.mu.Lock()
-		if w.queued {
-			// Still waiting: withdraw, and the caller keeps msg.
-			b.unlink(w)
-			b.mu.Unlock()
-			err = ctx.Err()
-		} else {
-			// A Dequeue or Close dequeued w before we took the lock; it sent
-			// the outcome while holding mu, so this receive does not block.
-			// If msg was accepted, reporting ctx.Err() would be a lie.
-			b.mu.Unlock()
-			err = <-w.ready
+	if done := ctx.Done(); done == nil {
+		err = <-w.ready // a context that never ends: a plain receive is cheaper
+	} else {
+		select {
+		case err = <-w.ready:
+		case <-done:
+			err = b.withdraw(ctx, w)
 		}
 	}
 	var zero T
@@ -146,7 +220,34 @@ func (b *Bounded[T]) wait(ctx context.Context, msg T) error {
 	return err
 }
 
-// unlink removes w from the waiter list. mu must be held.
+// withdraw takes w out of the waiter list after its context ended, and
+// returns what Enqueue should: ctx.Err(), unless w was admitted or the
+// mailbox closed first.
+func (b *Bounded[T]) withdraw(ctx context.Context, w *waiter[T]) error {
+	b.tailMu.Lock()
+	if w.queued {
+		b.unlink(w) // still waiting: the caller keeps msg
+		b.tailMu.Unlock()
+		return ctx.Err()
+	}
+	// Admitted or closed before we took the lock. The outcome was sent while
+	// tailMu was held, so this receive does not block; if msg was accepted,
+	// reporting ctx.Err() would be a lie.
+	b.tailMu.Unlock()
+	return <-w.ready
+}
+
+// admit moves blocked senders' messages into the ring, oldest first, while
+// there is room. tailMu is held.
+func (b *Bounded[T]) admit() {
+	for w := b.first; w != nil && b.room(); w = b.first {
+		b.unlink(w)
+		b.push(w.msg)
+		w.ready <- nil
+	}
+}
+
+// unlink removes w from the waiter list. tailMu is held.
 func (b *Bounded[T]) unlink(w *waiter[T]) {
 	if w.prev == nil {
 		b.first = w.next
@@ -159,37 +260,50 @@ func (b *Bounded[T]) unlink(w *waiter[T]) {
 		w.next.prev = w.prev
 	}
 	w.prev, w.next, w.queued = nil, nil, false
+	b.nwait.Add(-1)
 }
 
 // Dequeue removes and returns the oldest message, or ok == false when the
-// mailbox is empty or closed. If a Backpressure sender is blocked, its
-// message takes the freed slot and the sender returns nil.
+// mailbox is empty or closed. If a Backpressure sender is blocked, the room
+// it frees goes to the oldest one, which then returns nil.
 func (b *Bounded[T]) Dequeue() (msg T, ok bool) {
-	b.mu.Lock()
-	msg, ok = b.q.pop()
-	if ok {
-		if w := b.first; w != nil {
-			b.unlink(w)
-			b.q.push(w.msg)
-			w.ready <- nil // Len is unchanged: one message out, one in
-		} else {
-			b.n.Add(-1)
+	b.headMu.Lock()
+	h := b.head.Load()
+	// tailSeen is at most tail, but a DropOldest eviction may have moved
+	// head past it: unless h is below it, look again.
+	if h >= b.tailSeen {
+		if b.tailSeen = b.tail.Load(); h == b.tailSeen {
+			b.headMu.Unlock()
+			return msg, false
 		}
 	}
-	b.mu.Unlock()
-	return msg, ok
+	msg = b.take()
+	b.head.Store(h + 1)
+	b.headMu.Unlock()
+	if b.nwait.Load() > 0 {
+		b.tailMu.Lock()
+		b.admit()
+		b.tailMu.Unlock()
+	}
+	return msg, true
 }
 
 // Len reports the number of queued messages, not counting blocked senders.
-func (b *Bounded[T]) Len() int { return int(b.n.Load()) }
+// It is exact whenever no Enqueue or Dequeue is in progress; while one is,
+// it may still count the message being dequeued. It is never negative and
+// never above the capacity.
+func (b *Bounded[T]) Len() int {
+	h := b.head.Load() // head first: both only grow and head never passes tail
+	return int(min(b.tail.Load()-h, b.capacity))
+}
 
 // Cap reports the mailbox's capacity.
-func (b *Bounded[T]) Cap() int { return b.capacity }
+func (b *Bounded[T]) Cap() int { return int(b.capacity) }
 
 // Full reports whether the mailbox is at capacity, so that an Enqueue would
 // apply the overflow policy. It is O(1) and lock-free, and like Len it may be
 // stale by the time the caller acts on it.
-func (b *Bounded[T]) Full() bool { return int(b.n.Load()) >= b.capacity }
+func (b *Bounded[T]) Full() bool { return b.Len() == int(b.capacity) }
 
 // Overflow reports the mailbox's overflow policy.
 func (b *Bounded[T]) Overflow() Overflow { return b.overflow }
@@ -201,8 +315,8 @@ func (b *Bounded[T]) Dropped() int64 { return b.dropped.Load() }
 
 // OnDrop installs hook to receive each message a DropOldest eviction
 // discards, with reason ErrEvicted; nil removes it. The hook runs on the
-// evicting Enqueue's goroutine after the lock is released. Without a hook an
-// evicted message is only counted by Dropped. See Dropper.
+// evicting Enqueue's goroutine after the locks are released. Without a hook
+// an evicted message is only counted by Dropped. See Dropper.
 func (b *Bounded[T]) OnDrop(hook func(msg T, reason error)) {
 	if hook == nil {
 		b.hook.Store(nil)
@@ -214,15 +328,25 @@ func (b *Bounded[T]) OnDrop(hook func(msg T, reason error)) {
 // Close disposes of the mailbox, returns the queued messages oldest first,
 // and wakes every blocked sender with ErrMailboxClosed. Later calls return nil.
 func (b *Bounded[T]) Close() []T {
-	b.mu.Lock()
-	defer b.mu.Unlock()
+	b.tailMu.Lock()
+	defer b.tailMu.Unlock()
+	b.headMu.Lock()
+	defer b.headMu.Unlock()
 	if b.closed {
 		return nil
 	}
 	b.closed = true
-	rest := b.q.drain(nil)
-	b.q.buf = nil
-	b.n.Store(0)
+	h, t := b.head.Load(), b.tail.Load()
+	var rest []T
+	if t > h {
+		rest = make([]T, 0, t-h)
+	}
+	for range t - h {
+		rest = append(rest, b.take())
+	}
+	b.head.Store(t)
+	b.headSeen, b.tailSeen = t, t
+	b.buf = nil
 	for b.first != nil {
 		w := b.first
 		b.unlink(w)

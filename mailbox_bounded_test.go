@@ -2,7 +2,11 @@ package crew_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -194,4 +198,82 @@ func TestCloseWakesBlockedBackpressureSenders(t *testing.T) {
 		assert.ErrorIs(t, <-errc, crew.ErrMailboxClosed)
 	}
 	assert.Equal(t, 0, crew.BoundedWaiters(b))
+}
+
+func TestBackpressureLosesNothingUnderCancellationAndClose(t *testing.T) {
+	const producers, consumers, perProducer = 6, 2, 3000
+	b := crew.NewBounded[int](4, crew.Backpressure)
+	accepted := make([][]int, producers)
+	got := make([][]int, consumers)
+	halfway := make(chan struct{})
+	var acceptedCount atomic.Int64
+	var closed atomic.Bool
+	var producing, consuming sync.WaitGroup
+
+	for p := range producers {
+		producing.Add(1)
+		cancels := make(chan context.CancelFunc, 1)
+		go func() { // cancels every other send while it may be blocked
+			for cancel := range cancels {
+				runtime.Gosched()
+				cancel()
+			}
+		}()
+		go func() {
+			defer producing.Done()
+			defer close(cancels)
+			for i := range perProducer {
+				v := p*perProducer + i
+				ctx, cancel := context.WithCancel(context.Background())
+				if i%2 == 0 {
+					cancels <- cancel
+				}
+				err := b.Enqueue(ctx, v)
+				cancel()
+				switch {
+				case err == nil:
+					accepted[p] = append(accepted[p], v)
+					if acceptedCount.Add(1) == producers*perProducer/4 {
+						close(halfway)
+					}
+				case errors.Is(err, crew.ErrMailboxClosed):
+					return
+				default:
+					assert.ErrorIs(t, err, context.Canceled)
+				}
+			}
+		}()
+	}
+	for c := range consumers {
+		consuming.Add(1)
+		go func() {
+			defer consuming.Done()
+			for {
+				if v, ok := b.Dequeue(); ok {
+					got[c] = append(got[c], v)
+				} else if closed.Load() {
+					return
+				} else {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	<-halfway
+	rest := b.Close()
+	closed.Store(true)
+	producing.Wait()
+	consuming.Wait()
+
+	var in, out []int
+	for _, a := range accepted {
+		in = append(in, a...)
+	}
+	for _, g := range append(got, rest) {
+		out = append(out, g...)
+	}
+	slices.Sort(in)
+	slices.Sort(out)
+	require.Equal(t, in, out, "every accepted message comes out exactly once, no other does")
+	assert.Zero(t, crew.BoundedWaiters(b))
 }
