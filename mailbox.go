@@ -135,13 +135,13 @@ func (o Overflow) String() string {
 // An Unbounded is safe for concurrent use. The zero value is not usable:
 // create one with NewUnbounded.
 type Unbounded[T any] struct {
-	bufs *ringBufs[T] // shared by all Unbounded[T]; set by NewUnbounded
+	bufs *slabs[T] // shared by all Unbounded[T]; set by NewUnbounded
 
 	// buf and box change only while both locks are held, so each side reads
 	// them under its own. Message p (counting from 0 since NewUnbounded)
 	// lives in buf[p&(len(buf)-1)]; len(buf) is 0 or a power of two.
 	buf []T
-	box *ringBuf[T] // holds buf if it came from bufs
+	box *slab[T] // holds buf if it came from bufs
 
 	// The positions each side publishes to the other, and to Len, on lines
 	// of their own: the other side reads them only through its cached copy,
@@ -166,7 +166,7 @@ type Unbounded[T any] struct {
 // NewUnbounded returns an empty Unbounded mailbox. It allocates its buffer on
 // the first Enqueue.
 func NewUnbounded[T any]() *Unbounded[T] {
-	return &Unbounded[T]{bufs: shared[ringBufs[T]]()}
+	return &Unbounded[T]{bufs: shared[slabs[T]]()}
 }
 
 // Enqueue appends msg. It returns ErrMailboxClosed after Close and nil
@@ -205,17 +205,15 @@ func (u *Unbounded[T]) grow(t uint64) {
 	for p := h; p < t; p++ {
 		buf[p&uint64(size-1)] = u.buf[p&uint64(len(u.buf)-1)]
 	}
+	clear(u.buf)
 	u.release()
 	u.buf, u.box = buf, box
 }
 
 // release drops the buffer, recycling it if it came from the pool. Both
-// locks are held, and the messages it holds have been moved out.
+// locks are held, and every slot is zero: dequeued or cleared by the caller.
 func (u *Unbounded[T]) release() {
-	if u.box != nil {
-		clear(u.buf)
-		u.bufs.give(u.box)
-	}
+	u.bufs.give(u.box)
 	u.buf, u.box = nil, nil
 }
 
@@ -291,6 +289,7 @@ func (u *Unbounded[T]) Close() []T {
 	}
 	u.head.Store(t)
 	u.headSeen, u.tailSeen = t, t
+	clear(u.buf)
 	u.release()
 	return rest
 }

@@ -19,6 +19,9 @@ var benchMailboxes = []struct {
 	{"Unbounded", func() crew.Mailbox[int] { return crew.NewUnbounded[int]() }},
 	{"Segmented", func() crew.Mailbox[int] { return crew.NewSegmented[int]() }},
 	{"Bounded", func() crew.Mailbox[int] { return crew.NewBounded[int](benchCapacity, crew.Backpressure) }},
+	// The same with room to spare: the cost of the ring without the
+	// Backpressure waits that a full mailbox adds.
+	{"BoundedRoomy", func() crew.Mailbox[int] { return crew.NewBounded[int](1<<22, crew.Backpressure) }},
 	{"Chan", func() crew.Mailbox[int] { return crew.NewChan[int](benchCapacity) }},
 	{"Fair", func() crew.Mailbox[int] { return crew.NewFair(func(v int) int { return v & 7 }) }},
 	{"Priority", func() crew.Mailbox[int] { return crew.NewPriority(byValue) }},

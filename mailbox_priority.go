@@ -20,8 +20,10 @@ import (
 // The stable variants stamp each message with its arrival number and break
 // ties with it, at the price of up to two calls to less per comparison. A
 // full bounded Priority rejects the new message with ErrMailboxFull; Enqueue
-// never blocks. When the mailbox drains, a heap larger than 64 slots goes
-// back to the garbage collector.
+// never blocks. The heap's array doubles when full; when the mailbox drains,
+// an array larger than 64 slots is released. Outgrown and released arrays go
+// to a process-wide pool per element type, as Unbounded's do, so steady
+// traffic allocates nothing.
 //
 // less runs while the mailbox's lock is held: it must be fast and must not
 // call into the mailbox. It should not panic: a panic reaches the caller and
@@ -35,9 +37,12 @@ type Priority[T any] struct {
 	stable   bool
 	capacity int // 0 for unbounded
 
-	mu     sync.Mutex // guards h, seq and closed
+	bufs *slabs[prioItem[T]] // shared by all Priority[T]
+
+	mu     sync.Mutex // guards h, box, seq and closed
 	h      []prioItem[T]
-	seq    uint64 // arrival number of the next message
+	box    *slab[prioItem[T]] // holds h's array if it came from bufs
+	seq    uint64             // arrival number of the next message
 	closed bool
 }
 
@@ -86,7 +91,7 @@ func newPriority[T any](fn string, capacity int, less func(a, b T) bool, stable 
 	if less == nil {
 		panic("crew: " + fn + ": nil less function")
 	}
-	return &Priority[T]{less: less, stable: stable, capacity: capacity}
+	return &Priority[T]{less: less, stable: stable, capacity: capacity, bufs: shared[slabs[prioItem[T]]]()}
 }
 
 // Enqueue adds msg. A full bounded mailbox returns ErrMailboxFull and stores
@@ -100,6 +105,9 @@ func (p *Priority[T]) Enqueue(_ context.Context, msg T) error {
 	}
 	if p.capacity > 0 && len(p.h) >= p.capacity {
 		return ErrMailboxFull
+	}
+	if len(p.h) == cap(p.h) {
+		p.grow()
 	}
 	p.h = append(p.h, prioItem[T]{msg: msg, seq: p.seq})
 	p.seq++
@@ -119,9 +127,26 @@ func (p *Priority[T]) Dequeue() (msg T, ok bool) {
 	p.n.Add(-1)
 	msg = p.pop()
 	if len(p.h) == 0 && cap(p.h) > keptRingSlots {
-		p.h = nil
+		p.release()
 	}
 	return msg, true
+}
+
+// grow doubles the heap's array, taking the new one from the shared pool and
+// giving the old one back. mu is held.
+func (p *Priority[T]) grow() {
+	buf, box := p.bufs.take(max(2*cap(p.h), minRingSlots))
+	n := copy(buf, p.h)
+	clear(p.h)
+	p.release()
+	p.h, p.box = buf[:n], box
+}
+
+// release gives the heap's array, every slot of which is zero, back to the
+// pool. mu is held.
+func (p *Priority[T]) release() {
+	p.bufs.give(p.box)
+	p.h, p.box = nil, nil
 }
 
 // pop removes the root of the heap. mu must be held and h non-empty.
@@ -205,7 +230,7 @@ func (p *Priority[T]) Close() []T {
 	for len(p.h) > 0 {
 		rest = append(rest, p.pop())
 	}
-	p.h = nil
+	p.release()
 	p.n.Store(0)
 	return rest
 }

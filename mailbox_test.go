@@ -400,6 +400,7 @@ func TestSteadyTrafficDoesNotAllocate(t *testing.T) {
 		{"Segmented bursts of 2000 reuse pooled segments", crew.NewSegmented[int](), 2000},
 		{"Bounded filled to capacity", crew.NewBounded[int](256, crew.Fail), 256},
 		{"Priority at depth 64", crew.NewPriority(byValue), 64},
+		{"Priority bursts of 2000 regrow from pooled arrays", crew.NewPriority(byValue), 2000},
 		{"StablePriority at depth 64", crew.NewStablePriority(byValue), 64},
 		{"Fair over 3 keys at depth 60", crew.NewFair(func(v int) int { return v % 3 }), 60},
 		{"Chan filled to capacity", crew.NewChan[int](128), 128},
@@ -407,6 +408,50 @@ func TestSteadyTrafficDoesNotAllocate(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			assert.Zero(t, allocsPerMessage(c.mb, c.depth))
+		})
+	}
+}
+
+// Rounds of bursts that grow the buffer (or link segments), drain it so it
+// is released, and grow it again, with several producers and consumers
+// racing through each transition.
+func TestMailboxGrowsAndReleasesUnderConcurrency(t *testing.T) {
+	const rounds, producers, consumers, burst = 30, 3, 2, 300
+	for _, k := range kinds[:2] { // Unbounded and Segmented
+		t.Run(k.name, func(t *testing.T) {
+			mb := k.new()
+			got := make([][]int, consumers)
+			for round := range rounds {
+				base := round * producers * burst
+				var wg sync.WaitGroup
+				var taken atomic.Int64
+				for p := range producers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := range burst {
+							assert.NoError(t, mb.Enqueue(context.Background(), base+p*burst+i))
+						}
+					}()
+				}
+				for c := range consumers {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for taken.Load() < producers*burst {
+							if v, ok := mb.Dequeue(); ok {
+								got[c] = append(got[c], v)
+								taken.Add(1)
+							} else {
+								runtime.Gosched()
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				require.Equal(t, 0, mb.Len())
+			}
+			assertExactlyOnce(t, rounds*producers*burst, got...)
 		})
 	}
 }

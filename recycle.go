@@ -1,6 +1,9 @@
 package crew
 
-import "sync"
+import (
+	"math/bits"
+	"sync"
+)
 
 // registry holds one process-wide value per type, keyed by a nil *X of that
 // type (an interface holding a typed nil pointer is a distinct, comparable
@@ -35,3 +38,55 @@ func (f *freeList[X]) get() *X {
 
 // put recycles x; the caller must have cleared what it should not retain.
 func (f *freeList[X]) put(x *X) { f.pool.Put(x) }
+
+// A slab boxes a recycled buffer: the pool stores the pointer, where a
+// slice put in an interface would allocate on every Put.
+type slab[T any] struct{ s []T }
+
+// slabs recycles the buffers of growable mailboxes (Unbounded's ring,
+// Priority's heap), one free list per power-of-two size from minRingSlots to
+// 1<<20 slots. A mailbox hands it each buffer it outgrows, and the one it
+// releases when it drains, rather than dropping them for the garbage
+// collector, so the next burst regrows without allocating or zeroing memory;
+// what stays unused in the pool the collector reclaims.
+type slabs[T any] struct {
+	class [slabClasses]freeList[slab[T]]
+}
+
+const (
+	minSlabShift = 3  // minRingSlots
+	maxSlabShift = 20 // 1<<20 slots; larger buffers are not recycled
+	slabClasses  = maxSlabShift - minSlabShift + 1
+)
+
+// slabClass returns the free list index for a buffer of size slots.
+func slabClass(size int) (int, bool) {
+	if size < 1<<minSlabShift || size > 1<<maxSlabShift || size&(size-1) != 0 {
+		return 0, false
+	}
+	return bits.Len(uint(size)) - 1 - minSlabShift, true
+}
+
+// take returns a zeroed buffer of size slots and, if it is recyclable, the
+// box to give back later. A nil p recycles nothing.
+func (p *slabs[T]) take(size int) ([]T, *slab[T]) {
+	c, ok := slabClass(size)
+	if p == nil || !ok {
+		return make([]T, size), nil
+	}
+	box := p.class[c].get()
+	if box.s == nil {
+		box.s = make([]T, size)
+	}
+	return box.s, box
+}
+
+// give recycles a box from take whose slots are all zero; a nil box, from
+// a take that recycled nothing, is ignored.
+func (p *slabs[T]) give(box *slab[T]) {
+	if box == nil {
+		return
+	}
+	c, _ := slabClass(len(box.s))
+	p.class[c].put(box)
+}

@@ -1,9 +1,6 @@
 package crew
 
-import (
-	"math/bits"
-	"slices"
-)
+import "slices"
 
 // ring is the FIFO circular buffer under Bounded and each of Fair's
 // sub-queues. It is not safe for concurrent use: its owner guards it.
@@ -102,52 +99,4 @@ func (r *ring[T]) drain(dst []T) []T {
 	clear(r.buf)
 	r.head, r.n = 0, 0
 	return dst
-}
-
-// A ringBuf boxes a pooled ring buffer: the pool stores the pointer, where a
-// slice put in an interface would allocate on every Put.
-type ringBuf[T any] struct{ s []T }
-
-// ringBufs recycles ring buffers, one free list per power-of-two size from
-// minRingSlots to 1<<20 slots. A growable ring hands it each buffer it
-// outgrows, and the buffer it releases when it drains, rather than dropping
-// them for the garbage collector, so the next burst regrows without
-// allocating or zeroing memory; what stays unused in the pool the collector
-// reclaims.
-type ringBufs[T any] struct {
-	class [ringBufClasses]freeList[ringBuf[T]]
-}
-
-const (
-	minPooledShift = 3  // minRingSlots
-	maxPooledShift = 20 // 1<<20 slots; larger buffers are not recycled
-	ringBufClasses = maxPooledShift - minPooledShift + 1
-)
-
-// ringBufClass returns the free list index for a buffer of size slots.
-func ringBufClass(size int) (int, bool) {
-	if size < 1<<minPooledShift || size > 1<<maxPooledShift || size&(size-1) != 0 {
-		return 0, false
-	}
-	return bits.Len(uint(size)) - 1 - minPooledShift, true
-}
-
-// take returns a zeroed buffer of size slots and, if it is recyclable, the
-// box to give back later. A nil p recycles nothing.
-func (p *ringBufs[T]) take(size int) ([]T, *ringBuf[T]) {
-	c, ok := ringBufClass(size)
-	if p == nil || !ok {
-		return make([]T, size), nil
-	}
-	box := p.class[c].get()
-	if box.s == nil {
-		box.s = make([]T, size)
-	}
-	return box.s, box
-}
-
-// give recycles a box from take whose slots are all zero.
-func (p *ringBufs[T]) give(box *ringBuf[T]) {
-	c, _ := ringBufClass(len(box.s))
-	p.class[c].put(box)
 }
