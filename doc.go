@@ -29,25 +29,32 @@
 //
 // # Choosing a mailbox
 //
-//	type                     bound    order                  cost per message        use it for
-//	Unbounded                no       FIFO                   ~13 ns, amortized O(1)  the default: shallow queues, any traffic
-//	Segmented                no       FIFO                   ~22 ns, O(1)            deep or bursty fan-in, large messages: never copies to grow
-//	Bounded                  yes      FIFO                   ~13 ns, O(1)            a hard memory limit, with Fail, DropNewest, DropOldest or Backpressure
-//	Chan                     yes      FIFO                   ~37 ns, O(1)            a plain buffered channel behind the interface; a baseline
-//	Fair                     no       round robin per key,   ~55 ns, O(1) + map      many senders (tenants, sessions) sharing one consumer
-//	                                  FIFO within a key
-//	Priority                 opt.     by less; ties any      ~19 ns, O(log n)        urgent messages first
-//	StablePriority           opt.     by less; ties FIFO     ~19 ns, O(log n)        urgent first, arrival order among equals
+//	type             bound  order                   cost        use it for
+//	Unbounded        no     FIFO                    ~9 ns       the default: any traffic, shallow or deep
+//	Segmented        no     FIFO                    ~16 ns      deep or bursty fan-in, large messages: never copies to grow
+//	Bounded          yes    FIFO                    ~11-19 ns   a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
+//	Chan             yes    FIFO                    ~65 ns      a plain buffered channel behind the interface; a baseline
+//	Fair             no     round robin per key,    ~55 ns      many senders (tenants, sessions) sharing one consumer
+//	                        FIFO within a key
+//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (~18 ns at depth 1)
+//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals
 //
-// The costs are one Enqueue plus one Dequeue on one goroutine at depth 0
-// (BenchmarkMailboxRoundTrip on a 2-core AMD EPYC; a buffered channel's send
-// plus receive takes ~23 ns there); Priority's grow with log n. None of them
-// allocates per message in steady traffic: Unbounded and Segmented recycle
-// their buffers and segments through a process-wide pool per element type,
-// and a drained Unbounded or Segmented mailbox keeps at most 64 slots.
-// Between goroutines, one producer and one consumer woken through a channel
-// (BenchmarkMailbox/1P1C), a message costs ~22-26 ns through Unbounded,
-// Segmented and Bounded, against ~33 ns through a buffered channel.
+// The cost is one message from a producer goroutine to a consumer goroutine
+// that is woken through a channel when it finds the mailbox empty, as an
+// actor is (BenchmarkMailbox/1P1C, median of 10 runs on a 2-core AMD EPYC);
+// a buffered channel moves a message in ~39 ns there. Bounded costs ~11 ns
+// with room to spare and ~19 ns when Backpressure keeps parking a faster
+// producer. Unbounded, Segmented and Bounded take separate producer and
+// consumer locks, so a producer and a consumer do not contend; Chan, Fair
+// and Priority have one lock. Enqueue and Dequeue are O(1) (Unbounded's
+// amortized) but for Priority's O(log n), n = Len().
+//
+// None of them allocates per message in steady traffic: Unbounded's ring,
+// Priority's heap and Segmented's segments are recycled through a
+// process-wide pool per element type, which the garbage collector empties
+// when it goes unused, and a drained Unbounded or Segmented mailbox keeps at
+// most 64 slots. Len is one or two atomic loads; on the two-lock mailboxes it
+// may count a message that a concurrent Dequeue is taking, never less than 0.
 //
 // Bounded's overflow policies:
 //

@@ -11,8 +11,9 @@ import (
 
 // A Mailbox is the queue an actor drains. Every mailbox in this package is
 // safe for concurrent use by any number of producers and consumers, like a
-// channel, and keeps Len exact at every step, so a router can read it from
-// any goroutine to pick the least loaded actor.
+// channel, and keeps an exact count of its messages through every path
+// (drops, evictions, Close), which Len reads without a lock, so a router can
+// read it from any goroutine to pick the least loaded actor.
 //
 // Nothing a mailbox accepts is lost silently: it is returned by Dequeue or by
 // Close, or, when the mailbox discards it on its own (a DropOldest eviction),

@@ -47,57 +47,51 @@ func BenchmarkMailbox(b *testing.B) {
 	}
 }
 
-// shares splits n messages over producers.
-func shares(n, producers int) []int {
-	s := make([]int, producers)
-	for p := range s {
-		s[p] = n / producers
+// produce starts producers goroutines that call send for b.N messages in
+// all, and returns a function that waits for them.
+func produce(b *testing.B, producers int, send func(i int)) (wait func()) {
+	var wg sync.WaitGroup
+	for p := range producers {
+		n := b.N / producers
+		if p == 0 {
+			n += b.N % producers
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range n {
+				send(i)
+			}
+		}()
 	}
-	s[0] += n % producers
-	return s
+	return wg.Wait
 }
 
 func benchChannel(b *testing.B, producers int) {
 	b.ReportAllocs()
 	ch := make(chan int, benchCapacity)
-	var wg sync.WaitGroup
 	b.ResetTimer()
-	for _, n := range shares(b.N, producers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range n {
-				ch <- i
-			}
-		}()
-	}
+	wait := produce(b, producers, func(i int) { ch <- i })
 	for range b.N {
 		<-ch
 	}
-	wg.Wait()
+	wait()
 }
 
 func benchMailbox(b *testing.B, mb crew.Mailbox[int], producers int) {
 	b.ReportAllocs()
 	ctx := context.Background()
 	signal := make(chan struct{}, 1)
-	var wg sync.WaitGroup
 	b.ResetTimer()
-	for _, n := range shares(b.N, producers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range n {
-				if err := mb.Enqueue(ctx, i); err != nil {
-					panic(err) // b.Error would leave the consumer waiting
-				}
-				select {
-				case signal <- struct{}{}:
-				default:
-				}
-			}
-		}()
-	}
+	wait := produce(b, producers, func(i int) {
+		if err := mb.Enqueue(ctx, i); err != nil {
+			panic(err) // b.Error would leave the consumer waiting
+		}
+		select {
+		case signal <- struct{}{}:
+		default:
+		}
+	})
 	for got := 0; got < b.N; {
 		if _, ok := mb.Dequeue(); ok {
 			got++
@@ -105,7 +99,7 @@ func benchMailbox(b *testing.B, mb crew.Mailbox[int], producers int) {
 		}
 		<-signal
 	}
-	wg.Wait()
+	wait()
 }
 
 // BenchmarkMailboxRoundTrip enqueues and dequeues one message on a single

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -204,11 +203,10 @@ func TestBackpressureLosesNothingUnderCancellationAndClose(t *testing.T) {
 	const producers, consumers, perProducer = 6, 2, 3000
 	b := crew.NewBounded[int](4, crew.Backpressure)
 	accepted := make([][]int, producers)
-	got := make([][]int, consumers)
 	halfway := make(chan struct{})
 	var acceptedCount atomic.Int64
 	var closed atomic.Bool
-	var producing, consuming sync.WaitGroup
+	var producing sync.WaitGroup
 
 	for p := range producers {
 		producing.Add(1)
@@ -244,36 +242,13 @@ func TestBackpressureLosesNothingUnderCancellationAndClose(t *testing.T) {
 			}
 		}()
 	}
-	for c := range consumers {
-		consuming.Add(1)
-		go func() {
-			defer consuming.Done()
-			for {
-				if v, ok := b.Dequeue(); ok {
-					got[c] = append(got[c], v)
-				} else if closed.Load() {
-					return
-				} else {
-					runtime.Gosched()
-				}
-			}
-		}()
-	}
+	consumed := startConsumers(b, consumers, &closed)
 	<-halfway
 	rest := b.Close()
 	closed.Store(true)
 	producing.Wait()
-	consuming.Wait()
 
-	var in, out []int
-	for _, a := range accepted {
-		in = append(in, a...)
-	}
-	for _, g := range append(got, rest) {
-		out = append(out, g...)
-	}
-	slices.Sort(in)
-	slices.Sort(out)
-	require.Equal(t, in, out, "every accepted message comes out exactly once, no other does")
+	require.Equal(t, sorted(accepted...), sorted(append(consumed(), rest)...),
+		"every accepted message comes out exactly once, no other does")
 	assert.Zero(t, crew.BoundedWaiters(b))
 }

@@ -195,6 +195,38 @@ func assertExactlyOnce(t *testing.T, n int, parts ...[]int) {
 	}
 }
 
+// startConsumers starts n goroutines that dequeue from mb, yielding when it
+// is empty, until stop is set and they find it empty. wait waits for them and
+// returns what each one got.
+func startConsumers(mb crew.Mailbox[int], n int, stop *atomic.Bool) (wait func() [][]int) {
+	var wg sync.WaitGroup
+	got := make([][]int, n)
+	for c := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				if v, ok := mb.Dequeue(); ok {
+					got[c] = append(got[c], v)
+				} else if stop.Load() {
+					return
+				} else {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	return func() [][]int {
+		wg.Wait()
+		return got
+	}
+}
+
+// sorted returns the parts joined and sorted.
+func sorted(parts ...[]int) []int {
+	return slices.Sorted(slices.Values(slices.Concat(parts...)))
+}
+
 func TestMailboxConcurrentDelivery(t *testing.T) {
 	const producers, consumers, perProducer = 4, 3, 2000
 	const total = producers * perProducer
@@ -203,7 +235,7 @@ func TestMailboxConcurrentDelivery(t *testing.T) {
 			mb := k.new()
 			evicted := evictions(t, mb)
 			stop := make(chan struct{})
-			var watchers, producing, consuming sync.WaitGroup
+			var watchers, producing sync.WaitGroup
 			watchLen(t, mb, k.capacity, stop, &watchers)
 
 			for p := range producers {
@@ -216,26 +248,10 @@ func TestMailboxConcurrentDelivery(t *testing.T) {
 				}()
 			}
 			var done atomic.Bool
-			got := make([][]int, consumers)
-			for c := range consumers {
-				consuming.Add(1)
-				go func() {
-					defer consuming.Done()
-					for {
-						if v, ok := mb.Dequeue(); ok {
-							got[c] = append(got[c], v)
-							continue
-						}
-						if done.Load() && mb.Len() == 0 {
-							return
-						}
-						runtime.Gosched()
-					}
-				}()
-			}
+			consumed := startConsumers(mb, consumers, &done)
 			producing.Wait()
-			done.Store(true)
-			consuming.Wait()
+			done.Store(true) // once the producers are done, empty means drained
+			got := consumed()
 			close(stop)
 			watchers.Wait()
 
@@ -255,7 +271,7 @@ func TestMailboxCloseRacesEnqueue(t *testing.T) {
 			var next, accepted atomic.Int64
 			halfway := make(chan struct{})
 			var once sync.Once
-			var producing, consuming sync.WaitGroup
+			var producing sync.WaitGroup
 			acceptedBy := make([][]int, producers)
 			for p := range producers {
 				producing.Add(1)
@@ -278,40 +294,16 @@ func TestMailboxCloseRacesEnqueue(t *testing.T) {
 				}()
 			}
 			var closed atomic.Bool
-			got := make([][]int, consumers)
-			for c := range consumers {
-				consuming.Add(1)
-				go func() {
-					defer consuming.Done()
-					for {
-						if v, ok := mb.Dequeue(); ok {
-							got[c] = append(got[c], v)
-						} else if closed.Load() {
-							return
-						} else {
-							runtime.Gosched()
-						}
-					}
-				}()
-			}
+			consumed := startConsumers(mb, consumers, &closed)
 			<-halfway
 			rest := mb.Close()
 			closed.Store(true)
 			producing.Wait()
-			consuming.Wait()
 
-			var all []int
-			for _, part := range acceptedBy {
-				all = append(all, part...)
-			}
-			var out []int
-			for _, part := range append(got, rest, evicted()) {
-				out = append(out, part...)
-			}
-			require.Less(t, len(all), total)
-			slices.Sort(all)
-			slices.Sort(out)
-			assert.Equal(t, all, out, "accepted messages must come out exactly once")
+			in := sorted(acceptedBy...)
+			require.Less(t, len(in), total)
+			assert.Equal(t, in, sorted(append(consumed(), rest, evicted())...),
+				"accepted messages must come out exactly once")
 		})
 	}
 }

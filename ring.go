@@ -1,13 +1,8 @@
 package crew
 
-import "slices"
-
-// ring is the FIFO circular buffer under Bounded and each of Fair's
-// sub-queues. It is not safe for concurrent use: its owner guards it.
-//
-// A ring either grows (push doubles a full buffer) or is fixed (the owner
-// checks full before push). The zero value is an empty growable ring that
-// holds no buffer.
+// ring is the growable FIFO circular buffer under each of Fair's sub-queues
+// and its serving order. It is not safe for concurrent use: its owner guards
+// it. The zero value is an empty ring that holds no buffer.
 type ring[T any] struct {
 	buf  []T
 	head int // index of the oldest element
@@ -20,8 +15,6 @@ const minRingSlots = 8
 // keptRingSlots is the largest buffer a drained growable ring keeps: above it,
 // the buffer goes back to the garbage collector when the ring empties.
 const keptRingSlots = 64
-
-func (r *ring[T]) full() bool { return r.n == len(r.buf) }
 
 // push appends v, doubling the buffer first when it is full.
 func (r *ring[T]) push(v T) {
@@ -89,14 +82,4 @@ func (r *ring[T]) shrinkIfDrained() {
 			r.buf = nil
 		}
 	}
-}
-
-// drain removes every element, oldest first, appending them to dst.
-func (r *ring[T]) drain(dst []T) []T {
-	start := len(dst)
-	dst = slices.Grow(dst, r.n)[:start+r.n]
-	r.copyTo(dst[start:])
-	clear(r.buf)
-	r.head, r.n = 0, 0
-	return dst
 }
