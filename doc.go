@@ -56,6 +56,47 @@
 // most 64 slots. Len is one or two atomic loads; on the two-lock mailboxes it
 // may count a message that a concurrent Dequeue is taking, never less than 0.
 //
+// # Actors
+//
+// Spawn starts an actor: one goroutine that drains its own mailbox, calling
+// the handler for one message at a time with the actor's context. It waits
+// in a select on a signal channel of capacity 1, which Tell pokes without
+// blocking, and on its context: no pump goroutine and no allocation per
+// message (about 100 ns per message end to end with an empty handler,
+// against about 40 ns through a bare goroutine and channel, which has no
+// dead letters, no Len and no panic recovery). WithInput feeds an actor from
+// a channel the caller already has.
+//
+// A panic in a handler is recovered with its stack and reported, with the
+// handler's errors, to WithErrorHandler; the actor goes on. A message that
+// will never reach the handler (refused by a full mailbox, evicted, told to a
+// stopped actor, left queued when it stopped) is a DeadLetter, sent to
+// WithDeadLetters, or else counted (Ref.DeadLetters) and logged sparingly.
+//
+// # Choosing a router
+//
+// A Router sends each message to one of its actors as its Strategy picks
+// (NewRouter over actors you spawned, SpawnRouter to spawn them), or to all
+// of them with Broadcast. Stopped routees are skipped, never sent to.
+//
+//	strategy         wins when                          cost per message        failure mode
+//	RoundRobin       jobs take the same time            1 atomic add (~5 ns)    a slow job delays every job queued behind it
+//	Random           the same, with no shared counter   1 random draw (~12 ns)  as RoundRobin, plus uneven queues by chance
+//	SmallestMailbox  job times vary; up to ~16 routees  1 atomic load per       O(n): ~2.3 ns per busy routee
+//	                                                    routee, stops at the    (~150 ns for 64); wakes an idle
+//	                                                    first idle one          routee rather than batching
+//	SmallestOfTwo    job times vary; many routees       2 random draws and      slightly less even than the full
+//	                                                    2 loads (~20 ns)        scan; O(1) whatever n
+//	Broadcast        every routee must see the message  one Tell per routee     n times the work; not a strategy
+//
+// SmallestMailbox scores a routee by its queued messages plus 1 while it is
+// busy. An idle routee with an empty mailbox wins at once; otherwise the
+// lowest score wins, with ties rotating; full bounded routees are skipped
+// unless all are full (then round robin, so the message meets that routee's
+// overflow policy); a routee whose depth is unknown ranks last instead of
+// winning. A Picker applies any of these strategies to routees that are not
+// actors.
+//
 // Bounded's overflow policies:
 //
 //	Fail          reject the new message with ErrMailboxFull: the caller decides

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sourcegraph/conc/panics"
 
 	"github.com/crewlib/crew"
 )
@@ -113,4 +117,91 @@ func ExampleNewStablePriority() {
 	}
 	fmt.Println()
 	// Output: page alert report backup
+}
+
+// An actor handles its messages one at a time on its own goroutine; Stop
+// lets it finish the current one, and Done says when it has exited.
+func ExampleSpawn() {
+	ctx := context.Background()
+	greeted := make(chan struct{})
+	greeter := crew.Spawn(ctx, func(_ context.Context, name string) error {
+		fmt.Println("hello,", name)
+		if name == "grace" {
+			close(greeted)
+		}
+		return nil
+	}, crew.WithName("greeter"))
+	_ = greeter.Tell(ctx, "ada")
+	_ = greeter.Tell(ctx, "grace")
+	<-greeted
+	greeter.Stop()
+	<-greeter.Done()
+	fmt.Println(greeter.Tell(ctx, "late"))
+	// Output:
+	// hello, ada
+	// hello, grace
+	// crew: actor stopped
+}
+
+// A router spreads messages over actors you spawned; SmallestMailbox sends
+// each one to the least loaded actor, and Broadcast sends one to all.
+func ExampleNewRouter() {
+	ctx := context.Background()
+	var total atomic.Int64
+	var handled sync.WaitGroup
+	add := func(_ context.Context, n int) error {
+		total.Add(int64(n))
+		handled.Done()
+		return nil
+	}
+	workers := []*crew.Ref[int]{crew.Spawn(ctx, add), crew.Spawn(ctx, add), crew.Spawn(ctx, add)}
+	router := crew.NewRouter(crew.SmallestMailbox(), workers...)
+	handled.Add(100 + len(workers))
+	for n := 1; n <= 100; n++ {
+		_ = router.Tell(ctx, n)
+	}
+	_ = router.Broadcast(ctx, 1000) // each of the three workers adds 1000
+	handled.Wait()
+	fmt.Println("total:", total.Load())
+
+	router.Stop()
+	for _, w := range workers {
+		<-w.Done()
+	}
+	fmt.Println(router.Tell(ctx, 1))
+	// Output:
+	// total: 8050
+	// crew: router has no live routee
+}
+
+// A panic in a handler is recovered with its stack and reported; the actor
+// goes on with its next message.
+func ExampleWithErrorHandler() {
+	ctx := context.Background()
+	done := make(chan struct{})
+	ref := crew.Spawn(ctx, func(_ context.Context, n int) error {
+		if n == 0 {
+			panic("division by zero")
+		}
+		fmt.Println(100 / n)
+		if n == 4 {
+			close(done)
+		}
+		return nil
+	}, crew.WithErrorHandler(func(err error) {
+		var p *panics.ErrRecovered
+		if errors.As(err, &p) {
+			fmt.Println("recovered:", p.Value)
+		}
+	}))
+	for _, n := range []int{5, 0, 4} {
+		_ = ref.Tell(ctx, n)
+	}
+	<-done
+	ref.Stop()
+	<-ref.Done()
+	// Output:
+	// 20
+	// recovered: division by zero
+	// 25
 }

@@ -1,0 +1,281 @@
+package crew_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/sourcegraph/conc/panics"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crewlib/crew"
+)
+
+// letters records dead letters.
+type letters struct {
+	mu  sync.Mutex
+	all []crew.DeadLetter
+}
+
+func (l *letters) sink(d crew.DeadLetter) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.all = append(l.all, d)
+}
+
+func (l *letters) get() []crew.DeadLetter {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]crew.DeadLetter(nil), l.all...)
+}
+
+func (l *letters) messages() []int {
+	var out []int
+	for _, d := range l.get() {
+		out = append(out, d.Message.(int))
+	}
+	return out
+}
+
+func TestActorHandlesMessagesInOrder(t *testing.T) {
+	var got []int
+	done := make(chan struct{})
+	ref := crew.Spawn(context.Background(), func(_ context.Context, v int) error {
+		got = append(got, v) // one message at a time: no lock needed
+		if v == 99 {
+			close(done)
+		}
+		return nil
+	})
+	for v := range 100 {
+		require.NoError(t, ref.Tell(context.Background(), v))
+	}
+	<-done
+	ref.Stop()
+	<-ref.Done()
+	for i, v := range got {
+		require.Equal(t, i, v)
+	}
+	assert.Len(t, got, 100)
+}
+
+func TestStopFinishesTheCurrentMessageAndDeadLettersTheRest(t *testing.T) {
+	var dead letters
+	started, release := make(chan int, 10), make(chan struct{})
+	ref := crew.Spawn(context.Background(), func(_ context.Context, v int) error {
+		started <- v
+		<-release
+		return nil
+	}, crew.WithName("worker"), crew.WithDeadLetters(dead.sink))
+	for v := range 3 {
+		require.NoError(t, ref.Tell(context.Background(), v))
+	}
+	require.Equal(t, 0, <-started)
+	assert.True(t, ref.Busy())
+	assert.Equal(t, 2, ref.Len())
+
+	ref.Stop()
+	assert.True(t, ref.Stopped())
+	assert.ErrorIs(t, ref.Tell(context.Background(), 3), crew.ErrStopped)
+	close(release)
+	<-ref.Done()
+
+	assert.Equal(t, []int{3, 1, 2}, dead.messages(), "the refused message, then the two left queued")
+	for _, d := range dead.get() {
+		assert.Equal(t, "worker", d.Target)
+		assert.ErrorIs(t, d.Reason, crew.ErrStopped)
+	}
+	assert.Equal(t, int64(3), ref.DeadLetters())
+	assert.Len(t, started, 0, "only the message in flight was handled")
+}
+
+func TestActorStopsWhenItsContextEnds(t *testing.T) {
+	var dead letters
+	ctx, cancel := context.WithCancelCause(context.Background())
+	started := make(chan struct{})
+	ref := crew.Spawn(ctx, func(ctx context.Context, v int) error {
+		close(started)
+		<-ctx.Done() // the handler sees the actor's context
+		return nil
+	}, crew.WithDeadLetters(dead.sink))
+	require.NoError(t, ref.Tell(context.Background(), 1))
+	require.NoError(t, ref.Tell(context.Background(), 2))
+	<-started
+	cause := errors.New("shutting down")
+	cancel(cause)
+	<-ref.Done()
+	require.Len(t, dead.get(), 1)
+	assert.ErrorIs(t, dead.get()[0].Reason, cause, "leftovers carry the context's cause")
+}
+
+func TestPanicsAreRecoveredWithTheirStackAndTheActorGoesOn(t *testing.T) {
+	errs := make(chan error, 2)
+	handled := make(chan int, 2)
+	ref := crew.Spawn(context.Background(), func(_ context.Context, v int) error {
+		if v == 1 {
+			panic("boom")
+		}
+		if v == 2 {
+			return errors.New("plain failure")
+		}
+		handled <- v
+		return nil
+	}, crew.WithName("fragile"), crew.WithErrorHandler(func(err error) { errs <- err }))
+	for v := 1; v <= 3; v++ {
+		require.NoError(t, ref.Tell(context.Background(), v))
+	}
+	assert.Equal(t, 3, <-handled, "the actor survived the panic")
+
+	err := <-errs
+	var rec *panics.ErrRecovered
+	require.ErrorAs(t, err, &rec)
+	assert.Equal(t, "boom", rec.Value)
+	assert.Contains(t, string(rec.Stack), "ref_test.go", "the stack points at the panicking handler")
+	assert.Contains(t, err.Error(), `actor "fragile"`)
+	assert.EqualError(t, <-errs, `crew: actor "fragile": plain failure`)
+
+	ref.Stop()
+	<-ref.Done()
+}
+
+func TestTellOnAFullMailboxIsADeadLetter(t *testing.T) {
+	var dead letters
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	ref := crew.Spawn(context.Background(), func(context.Context, int) error {
+		started <- struct{}{}
+		<-release
+		return nil
+	}, crew.WithDeadLetters(dead.sink), crew.WithMailbox(func() crew.Mailbox[int] {
+		return crew.NewBounded[int](1, crew.Fail)
+	}))
+	require.NoError(t, ref.Tell(context.Background(), 0))
+	<-started
+	require.NoError(t, ref.Tell(context.Background(), 1))
+	assert.True(t, ref.Full())
+	assert.ErrorIs(t, ref.Tell(context.Background(), 2), crew.ErrMailboxFull)
+	close(release)
+	ref.Stop()
+	<-ref.Done()
+	require.NotEmpty(t, dead.get())
+	assert.Equal(t, 2, dead.get()[0].Message)
+	assert.ErrorIs(t, dead.get()[0].Reason, crew.ErrMailboxFull)
+}
+
+func TestEvictionsBecomeDeadLetters(t *testing.T) {
+	var dead letters
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	ref := crew.Spawn(context.Background(), func(context.Context, int) error {
+		started <- struct{}{}
+		<-release
+		return nil
+	}, crew.WithDeadLetters(dead.sink), crew.WithMailbox(func() crew.Mailbox[int] {
+		return crew.NewBounded[int](2, crew.DropOldest)
+	}))
+	require.NoError(t, ref.Tell(context.Background(), 0))
+	<-started
+	for v := 1; v <= 4; v++ {
+		require.NoError(t, ref.Tell(context.Background(), v))
+	}
+	assert.Equal(t, []int{1, 2}, dead.messages())
+	assert.ErrorIs(t, dead.get()[0].Reason, crew.ErrEvicted)
+	assert.Equal(t, 2, ref.Len())
+	close(release)
+	ref.Stop()
+	<-ref.Done()
+}
+
+// An actor never reads as idle and empty while a message it was told has
+// not been handled: busy is set before the message leaves the mailbox.
+func TestLenAndBusyNeverShowAnIdleActorMidHandoff(t *testing.T) {
+	var handled atomic.Int64
+	ref := crew.Spawn(context.Background(), func(context.Context, int) error {
+		handled.Add(1)
+		return nil
+	})
+	for round := range 2000 {
+		require.NoError(t, ref.Tell(context.Background(), round))
+		for handled.Load() <= int64(round) {
+			idle := ref.Len() == 0 && !ref.Busy()
+			if idle && handled.Load() <= int64(round) {
+				t.Fatalf("round %d: the actor looked idle and empty before handling its message", round)
+			}
+		}
+	}
+	ref.Stop()
+	<-ref.Done()
+}
+
+func TestWithInputFeedsAnActorFromAChannel(t *testing.T) {
+	in := make(chan string, 4)
+	var got []string
+	ref := crew.Spawn(context.Background(), func(_ context.Context, s string) error {
+		got = append(got, s)
+		return nil
+	}, crew.WithInput[string](in))
+	in <- "a"
+	in <- "b"
+	in <- "c"
+	close(in)
+	<-ref.Done() // a closed input stops the actor once its mailbox is drained
+	assert.Equal(t, []string{"a", "b", "c"}, got)
+	assert.ErrorIs(t, ref.Tell(context.Background(), "late"), crew.ErrStopped)
+}
+
+func TestSpawnRejectsBadInput(t *testing.T) {
+	handle := func(context.Context, int) error { return nil }
+	assert.PanicsWithValue(t, "crew: Spawn: nil handler", func() {
+		crew.Spawn[int](context.Background(), nil)
+	})
+	assert.PanicsWithValue(t, "crew: Spawn: nil context", func() {
+		//lint:ignore SA1012 the nil context is the point
+		crew.Spawn(nil, handle)
+	})
+	assert.PanicsWithValue(t,
+		"crew: WithMailbox: a func() crew.Mailbox[string] does not make mailboxes for int messages",
+		func() {
+			crew.Spawn(context.Background(), handle, crew.WithMailbox(func() crew.Mailbox[string] {
+				return crew.NewUnbounded[string]()
+			}))
+		})
+	assert.Panics(t, func() { crew.WithDeadLetters(nil) })
+	assert.Panics(t, func() { crew.WithErrorHandler(nil) })
+}
+
+func TestDeadLetterString(t *testing.T) {
+	d := crew.DeadLetter{Message: 7, Target: "w", Reason: crew.ErrStopped}
+	assert.Equal(t, `dead letter to "w": crew: actor stopped (message 7)`, d.String())
+	assert.True(t, strings.HasPrefix(fmt.Sprint(d), "dead letter"))
+}
+
+func TestTellAndRouteDoNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are checked without the race detector")
+	}
+	handled := make(chan struct{})
+	handle := func(context.Context, int) error {
+		handled <- struct{}{}
+		return nil
+	}
+	ref := crew.Spawn(context.Background(), handle)
+	router := crew.SpawnRouter(context.Background(), 4, handle)
+	ctx := context.Background()
+	assert.Zero(t, testing.AllocsPerRun(1000, func() {
+		_ = ref.Tell(ctx, 1)
+		<-handled
+	}), "Ref.Tell and handling")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() {
+		_ = router.Tell(ctx, 1)
+		<-handled
+	}), "Router.Tell with SmallestMailbox and handling")
+	ref.Stop()
+	router.Stop()
+	<-ref.Done()
+	for _, r := range router.Routees() {
+		<-r.Done()
+	}
+}

@@ -1,0 +1,278 @@
+package crew
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"strconv"
+	"sync/atomic"
+)
+
+// ErrNoRoutee is returned by a Router's Tell and Broadcast when it has no
+// live routee to send to. The caller still has the message.
+var ErrNoRoutee = errors.New("crew: router has no live routee")
+
+// A Routee is what a Strategy chooses between: *Ref satisfies it. Len is
+// the number of queued messages, or a negative number when the depth is
+// unknown; Busy reports whether a message is being handled. A Routee may
+// also have Stopped() bool (a stopped routee is never chosen) and Full()
+// bool (a full one is chosen only as a last resort); *Ref has both.
+type Routee interface {
+	Len() int
+	Busy() bool
+}
+
+// A Strategy decides which routee of a Router gets each message: RoundRobin,
+// Random, SmallestMailbox or SmallestOfTwo. A Strategy keeps a little state
+// (a rotation counter) and is safe for concurrent use; give each router its
+// own. Strategies are implemented by this package.
+type Strategy interface {
+	// pick returns the index in slots of the routee for the next message, or
+	// -1 when every routee has stopped.
+	pick(slots []slot) int
+}
+
+// A slot is one routee as a strategy sees it: a *Ref's routeState, read with
+// atomic loads, or another Routee through its methods.
+type slot struct {
+	rs      *routeState
+	r       Routee
+	stopped func() bool // r's Stopped, if it has one
+	full    func() bool // r's Full, if it has one
+}
+
+// unknownScore ranks a routee whose depth is unknown after every routee
+// whose depth is known, so it never wins by default (as a score of 0 would).
+const unknownScore = int(^uint(0)>>1) - 1
+
+func newSlot(r Routee) slot {
+	if rs, ok := r.(interface{ state() *routeState }); ok {
+		return slot{rs: rs.state(), r: r}
+	}
+	s := slot{r: r}
+	if x, ok := r.(interface{ Stopped() bool }); ok {
+		s.stopped = x.Stopped
+	}
+	if x, ok := r.(interface{ Full() bool }); ok {
+		s.full = x.Full
+	}
+	return s
+}
+
+// score is the routee's load: queued messages, plus 1 while busy.
+func (s *slot) score() int {
+	if s.rs != nil {
+		return int(s.rs.load.Load())
+	}
+	n := s.r.Len()
+	if n < 0 {
+		return unknownScore
+	}
+	if s.r.Busy() {
+		n++
+	}
+	return n
+}
+
+func (s *slot) isStopped() bool {
+	if s.rs != nil {
+		return s.rs.stopped.Load()
+	}
+	return s.stopped != nil && s.stopped()
+}
+
+func (s *slot) isFull() bool {
+	if s.rs != nil {
+		return s.rs.full != nil && s.rs.full()
+	}
+	return s.full != nil && s.full()
+}
+
+// nextLive returns the first routee from start on (wrapping) that has not
+// stopped, or -1.
+func nextLive(slots []slot, start int) int {
+	for i := range slots {
+		j := start + i
+		if j >= len(slots) {
+			j -= len(slots)
+		}
+		if !slots[j].isStopped() {
+			return j
+		}
+	}
+	return -1
+}
+
+// RoundRobin returns a Strategy that sends messages to the routees in turn,
+// skipping stopped ones. It costs one atomic add per message, whatever the
+// number of routees, and ignores load: a routee stuck on a slow message keeps
+// getting its share, which queues behind it.
+func RoundRobin() Strategy { return &roundRobin{} }
+
+type roundRobin struct{ next atomic.Uint64 }
+
+func (s *roundRobin) pick(slots []slot) int {
+	if len(slots) == 0 {
+		return -1
+	}
+	return nextLive(slots, int((s.next.Add(1)-1)%uint64(len(slots))))
+}
+
+// Random returns a Strategy that sends each message to a routee chosen
+// uniformly at random, skipping stopped ones. It costs one call to a
+// per-thread random source per message and, like RoundRobin, ignores load.
+func Random() Strategy { return random{} }
+
+type random struct{}
+
+func (random) pick(slots []slot) int {
+	if len(slots) == 0 {
+		return -1
+	}
+	return nextLive(slots, rand.IntN(len(slots)))
+}
+
+// A Picker applies a Strategy to routees of any kind, for callers that route
+// to something other than a *Ref (a connection pool, a remote service) and
+// call it themselves. A Router is a Picker over its *Ref routees. A Picker is
+// safe for concurrent use.
+type Picker struct {
+	strategy Strategy
+	slots    []slot
+}
+
+// NewPicker returns a Picker that chooses among routees with s. It panics if
+// s or a routee is nil.
+func NewPicker(s Strategy, routees ...Routee) *Picker {
+	if s == nil {
+		panic("crew: NewPicker: nil Strategy")
+	}
+	p := &Picker{strategy: s, slots: make([]slot, len(routees))}
+	for i, r := range routees {
+		if r == nil {
+			panic("crew: NewPicker: nil routee at index " + strconv.Itoa(i))
+		}
+		p.slots[i] = newSlot(r)
+	}
+	return p
+}
+
+// Pick returns the index of the routee for the next message, or -1 when
+// there is none that has not stopped. It does not allocate.
+func (p *Picker) Pick() int { return p.strategy.pick(p.slots) }
+
+// A Router sends each message to one of its routees, as its Strategy picks,
+// or to all of them with Broadcast. Create one over actors you spawned with
+// NewRouter, or let SpawnRouter spawn them. A Router is safe for concurrent
+// use; stopped routees are skipped, never sent to.
+type Router[T any] struct {
+	picker Picker
+	refs   []*Ref[T]
+}
+
+// NewRouter returns a Router over routees, which stay the caller's: Stop on
+// the router stops them too. It panics if s or a routee is nil. A router
+// with no routee is valid: Tell returns ErrNoRoutee.
+func NewRouter[T any](s Strategy, routees ...*Ref[T]) *Router[T] {
+	if s == nil {
+		panic("crew: NewRouter: nil Strategy")
+	}
+	r := &Router[T]{picker: Picker{strategy: s, slots: make([]slot, len(routees))}, refs: routees}
+	for i, ref := range routees {
+		if ref == nil {
+			panic("crew: NewRouter: nil routee at index " + strconv.Itoa(i))
+		}
+		r.picker.slots[i] = newSlot(ref)
+	}
+	return r
+}
+
+// SpawnRouter spawns n actors that run handle and returns a Router over
+// them: the pool variant. The options apply to every actor (WithMailbox
+// calls its factory once per actor; WithName names them name-0, name-1, ...)
+// and WithStrategy chooses the strategy, SmallestMailbox by default. It
+// panics if n is less than 1.
+func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context, T) error, opts ...Option) *Router[T] {
+	if n < 1 {
+		panic("crew: SpawnRouter: n must be at least 1, got " + strconv.Itoa(n))
+	}
+	o := collect(opts)
+	if o.input != nil {
+		panic("crew: SpawnRouter: WithInput feeds one actor, not a router")
+	}
+	s := o.strategy
+	if s == nil {
+		s = SmallestMailbox()
+	}
+	refs := make([]*Ref[T], n)
+	for i := range refs {
+		name := strconv.Itoa(i)
+		if o.name != "" {
+			name = o.name + "-" + name
+		}
+		refs[i] = spawn(ctx, handle, &o, name)
+	}
+	return NewRouter(s, refs...)
+}
+
+// WithStrategy sets the strategy of a router or pool that spawns its
+// routees. The default is SmallestMailbox.
+func WithStrategy(s Strategy) Option {
+	if s == nil {
+		panic("crew: WithStrategy: nil Strategy")
+	}
+	return func(o *options) { o.strategy = s }
+}
+
+// Tell sends msg to the routee the strategy picks; see Ref.Tell for what it
+// returns. If that routee stopped in the meantime, Tell picks again. It
+// returns ErrNoRoutee, and creates no dead letter, when every routee has
+// stopped. It does not allocate.
+func (r *Router[T]) Tell(ctx context.Context, msg T) error {
+	for range len(r.refs) {
+		i := r.picker.Pick()
+		if i < 0 {
+			break
+		}
+		err := r.refs[i].tell(ctx, msg)
+		if err != ErrStopped {
+			if err != nil {
+				r.refs[i].deadLetter(msg, err)
+			}
+			return err
+		}
+	}
+	return ErrNoRoutee
+}
+
+// Broadcast tells msg to every routee that has not stopped. It returns
+// ErrNoRoutee if there is none, and otherwise the errors of the routees that
+// did not accept it, joined (each such message is a dead letter).
+func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
+	var errs []error
+	live := 0
+	for i, ref := range r.refs {
+		if r.picker.slots[i].isStopped() {
+			continue
+		}
+		live++
+		if err := ref.Tell(ctx, msg); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if live == 0 {
+		return ErrNoRoutee
+	}
+	return errors.Join(errs...)
+}
+
+// Routees returns the router's routees, in their order.
+func (r *Router[T]) Routees() []*Ref[T] { return r.refs }
+
+// Stop stops every routee (see Ref.Stop). It does not wait: receive from
+// each routee's Done for that.
+func (r *Router[T]) Stop() {
+	for _, ref := range r.refs {
+		ref.Stop()
+	}
+}
