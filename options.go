@@ -65,9 +65,10 @@ func WithInput[T any](ch <-chan T) Option {
 // WithDeadLetters sends each message that will never reach its handler to
 // sink, with the reason: rejected by a full mailbox, evicted by a DropOldest
 // one, told to a stopped actor, or left queued when the actor stopped. sink
-// runs on the goroutine that gave up on the message and must not block for
-// long. Without this option, dead letters are counted and logged through
-// log/slog, sparingly (see DeadLetter).
+// runs on the goroutine that gave up on the message (a sender or the actor),
+// possibly on several at once, and must not block for long. Without this
+// option, dead letters are counted (Ref.DeadLetters) and logged through
+// log/slog sparingly: the 1st, 2nd, 4th, 8th... of the process.
 func WithDeadLetters(sink func(DeadLetter)) Option {
 	if sink == nil {
 		panic("crew: WithDeadLetters: nil sink")

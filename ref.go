@@ -178,19 +178,27 @@ func (r *Ref[T]) run(ctx context.Context) {
 // loop handles messages until the actor must stop, and returns why.
 func (r *Ref[T]) loop(ctx context.Context) error {
 	input := r.input
+	done := ctx.Done() // nil for a context that never ends
 	for {
-		// Drain the mailbox, checking for Stop between messages. busy is
-		// set before Dequeue, so a message is never out of the mailbox
-		// while busy still reads false.
+		// Drain the mailbox, checking between messages for Stop (an atomic
+		// load) and the context (a non-blocking receive, skipped when done
+		// is nil): a select over both would cost more than a message. busy
+		// is set before Dequeue and stays set while messages keep coming,
+		// so a message is never out of the mailbox while busy reads false.
 		for {
-			select {
-			case <-r.stop:
+			if r.stopped.Load() {
 				return ErrStopped
-			case <-ctx.Done():
-				return context.Cause(ctx)
-			default:
 			}
-			r.busy.Store(true)
+			if done != nil {
+				select {
+				case <-done:
+					return context.Cause(ctx)
+				default:
+				}
+			}
+			if !r.busy.Load() {
+				r.busy.Store(true)
+			}
 			msg, ok := r.mb.Dequeue()
 			if !ok {
 				r.busy.Store(false)
@@ -214,7 +222,7 @@ func (r *Ref[T]) loop(ctx context.Context) error {
 			r.busy.Store(false)
 		case <-r.stop:
 			return ErrStopped
-		case <-ctx.Done():
+		case <-done:
 			return context.Cause(ctx)
 		}
 	}

@@ -23,7 +23,8 @@ import (
 //
 // Selection reads one atomic word per *Ref routee (queued plus in flight, on
 // its own cache line) and takes no lock and allocates nothing: O(n) loads for
-// n routees, about 1-2 ns each. For large pools, SmallestOfTwo costs O(1).
+// n routees, 2-4 ns each when none is idle (BenchmarkPick), and it stops at
+// the first idle routee. For large pools, SmallestOfTwo costs O(1).
 func SmallestMailbox() Strategy { return &smallest{} }
 
 type smallest struct{ next atomic.Uint64 }
