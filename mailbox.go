@@ -144,23 +144,22 @@ type Unbounded[T any] struct {
 	buf []T
 	box *slab[T] // holds buf if it came from bufs
 
-	// The positions each side publishes to the other, and to Len, on lines
-	// of their own: the other side reads them only through its cached copy,
-	// when that says the buffer looks empty (consumers) or full (producers).
-	_    [64]byte
-	head atomic.Uint64 // position of the oldest message; stored under headMu
-	_    [64]byte
-	tail atomic.Uint64 // position after the newest; stored under tailMu
-	_    [64]byte
+	// Each side's lock, position and cached copy of the other side's
+	// position share a cache line of their own. A side reads the other's
+	// position only when its cached copy says the buffer looks empty
+	// (consumers) or full (producers).
+	_ [64]byte
 
 	// The consumers' side.
-	headMu   sync.Mutex // guards reading and clearing the slot at head
-	tailSeen uint64     // a past value of tail; guarded by headMu
+	headMu   sync.Mutex    // guards reading and clearing the slot at head
+	head     atomic.Uint64 // position of the oldest message; stored under headMu
+	tailSeen uint64        // a past value of tail; guarded by headMu
 	_        [64]byte
 
 	// The producers' side. Lock order: tailMu before headMu.
-	tailMu   sync.Mutex // guards writing the slot at tail, and closed
-	headSeen uint64     // a past value of head; guarded by tailMu
+	tailMu   sync.Mutex    // guards writing the slot at tail, and closed
+	tail     atomic.Uint64 // position after the newest; stored under tailMu
+	headSeen uint64        // a past value of head; guarded by tailMu
 	closed   bool
 }
 

@@ -123,10 +123,8 @@ func logDeadLetter(d DeadLetter) {
 }
 
 // logError is the error handler used without WithErrorHandler.
-func logError(name string) func(error) {
-	return func(err error) {
-		if n, ok := errorLog.next(); ok {
-			slog.Error("crew: handler failed", "actor", name, "err", err, "count", n)
-		}
+func logError(err error) {
+	if n, ok := errorLog.next(); ok {
+		slog.Error("crew: handler failed", "err", err, "count", n)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 
 	"github.com/sourcegraph/conc/panics"
@@ -34,10 +33,8 @@ type Ref[T any] struct {
 	sink    func(DeadLetter)
 	onError func(error)
 
-	signal   chan struct{} // cap 1: "the mailbox gained a message"
-	stop     chan struct{} // closed by Stop
-	stopOnce sync.Once
-	done     chan struct{} // closed when the goroutine has exited
+	signal chan struct{} // cap 1: "the mailbox gained a message, or Stop"
+	done   chan struct{} // closed when the goroutine has exited
 }
 
 // routeState is the part of a Ref that strategies read, free of T.
@@ -87,14 +84,10 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 		sink:    o.deadLetters,
 		onError: o.onError,
 		signal:  make(chan struct{}, 1),
-		stop:    make(chan struct{}),
 		done:    make(chan struct{}),
 	}
 	if r.sink == nil {
 		r.sink = logDeadLetter
-	}
-	if r.onError == nil {
-		r.onError = logError(name)
 	}
 	switch f := o.newMailbox.(type) {
 	case nil:
@@ -151,10 +144,7 @@ func (r *Ref[T]) tell(ctx context.Context, msg T) error {
 		}
 		return err
 	}
-	select {
-	case r.signal <- struct{}{}:
-	default: // a wake-up is already pending
-	}
+	r.wake()
 	return nil
 }
 
@@ -211,7 +201,7 @@ func (r *Ref[T]) loop(ctx context.Context) error {
 			return ErrStopped // the input channel closed and the mailbox is drained
 		}
 		select {
-		case <-r.signal:
+		case <-r.signal: // a message, or Stop: the loop above tells which
 		case msg, ok := <-input:
 			if !ok {
 				input = nil // drain the mailbox, then stop
@@ -220,8 +210,6 @@ func (r *Ref[T]) loop(ctx context.Context) error {
 			r.busy.Store(true)
 			r.invoke(ctx, msg)
 			r.busy.Store(false)
-		case <-r.stop:
-			return ErrStopped
 		case <-done:
 			return context.Cause(ctx)
 		}
@@ -231,7 +219,12 @@ func (r *Ref[T]) loop(ctx context.Context) error {
 // invoke calls the handler and reports what went wrong.
 func (r *Ref[T]) invoke(ctx context.Context, msg T) {
 	if err := r.call(ctx, msg); err != nil {
-		r.onError(fmt.Errorf("crew: actor %q: %w", r.name, err))
+		err = fmt.Errorf("crew: actor %q: %w", r.name, err)
+		if r.onError != nil {
+			r.onError(err)
+		} else {
+			logError(err)
+		}
 	}
 }
 
@@ -269,10 +262,16 @@ func (r *Ref[T]) Name() string { return r.name }
 // from Done for that. It is safe to call more than once, and from the
 // actor's own handler.
 func (r *Ref[T]) Stop() {
-	r.stopOnce.Do(func() {
-		r.stopped.Store(true)
-		close(r.stop)
-	})
+	r.stopped.Store(true)
+	r.wake()
+}
+
+// wake pokes the actor's signal without blocking; a pending poke suffices.
+func (r *Ref[T]) wake() {
+	select {
+	case r.signal <- struct{}{}:
+	default:
+	}
 }
 
 // Done returns a channel that is closed once the actor's goroutine has

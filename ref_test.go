@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -144,49 +145,26 @@ func TestPanicsAreRecoveredWithTheirStackAndTheActorGoesOn(t *testing.T) {
 }
 
 func TestTellOnAFullMailboxIsADeadLetter(t *testing.T) {
-	var dead letters
-	started, release := make(chan struct{}, 1), make(chan struct{})
-	ref := crew.Spawn(context.Background(), func(context.Context, int) error {
-		started <- struct{}{}
-		<-release
-		return nil
-	}, crew.WithDeadLetters(dead.sink), crew.WithMailbox(func() crew.Mailbox[int] {
+	f := newFleet(t, 1, crew.WithMailbox(func() crew.Mailbox[int] {
 		return crew.NewBounded[int](1, crew.Fail)
 	}))
-	require.NoError(t, ref.Tell(context.Background(), 0))
-	<-started
-	require.NoError(t, ref.Tell(context.Background(), 1))
+	f.fill(t, 0, 2) // one in flight, one queued: full
+	ref := f.refs[0]
 	assert.True(t, ref.Full())
 	assert.ErrorIs(t, ref.Tell(context.Background(), 2), crew.ErrMailboxFull)
-	close(release)
-	ref.Stop()
-	<-ref.Done()
-	require.NotEmpty(t, dead.get())
-	assert.Equal(t, 2, dead.get()[0].Message)
-	assert.ErrorIs(t, dead.get()[0].Reason, crew.ErrMailboxFull)
+	require.Equal(t, []int{2}, f.dead.messages())
+	assert.ErrorIs(t, f.dead.get()[0].Reason, crew.ErrMailboxFull)
+	assert.Equal(t, "0", f.dead.get()[0].Target)
 }
 
 func TestEvictionsBecomeDeadLetters(t *testing.T) {
-	var dead letters
-	started, release := make(chan struct{}, 1), make(chan struct{})
-	ref := crew.Spawn(context.Background(), func(context.Context, int) error {
-		started <- struct{}{}
-		<-release
-		return nil
-	}, crew.WithDeadLetters(dead.sink), crew.WithMailbox(func() crew.Mailbox[int] {
+	f := newFleet(t, 1, crew.WithMailbox(func() crew.Mailbox[int] {
 		return crew.NewBounded[int](2, crew.DropOldest)
 	}))
-	require.NoError(t, ref.Tell(context.Background(), 0))
-	<-started
-	for v := 1; v <= 4; v++ {
-		require.NoError(t, ref.Tell(context.Background(), v))
-	}
-	assert.Equal(t, []int{1, 2}, dead.messages())
-	assert.ErrorIs(t, dead.get()[0].Reason, crew.ErrEvicted)
-	assert.Equal(t, 2, ref.Len())
-	close(release)
-	ref.Stop()
-	<-ref.Done()
+	f.fill(t, 0, 5) // one in flight; of the four others, the two oldest are evicted
+	assert.Equal(t, []int{1001, 1002}, f.dead.messages())
+	assert.ErrorIs(t, f.dead.get()[0].Reason, crew.ErrEvicted)
+	assert.Equal(t, 2, f.refs[0].Len())
 }
 
 // An actor never reads as idle and empty while a message it was told has
@@ -278,4 +256,40 @@ func TestTellAndRouteDoNotAllocate(t *testing.T) {
 	for _, r := range router.Routees() {
 		<-r.Done()
 	}
+}
+
+// heapPer reports the heap bytes that each of n calls to start keeps.
+func heapPer(n int, start func(i int)) uint64 {
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	for i := range n {
+		start(i)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	return (after.HeapAlloc - before.HeapAlloc) / uint64(n)
+}
+
+func TestAnIdleActorCostsAGoroutinePlusLessThanOneKiB(t *testing.T) {
+	const n = 10000
+	block := make(chan struct{})
+	defer close(block)
+	// Use up the runtime's free goroutine records first, so that the bare
+	// goroutines and the actors measured next all get new ones.
+	for range n {
+		go func() { <-block }()
+	}
+	goroutine := heapPer(n, func(int) { go func() { <-block }() })
+
+	refs := make([]*crew.Ref[int], n)
+	actor := heapPer(n, func(i int) {
+		refs[i] = crew.Spawn(context.Background(), func(context.Context, int) error { return nil })
+	})
+	for _, r := range refs {
+		r.Stop()
+		<-r.Done()
+	}
+	t.Logf("an idle actor keeps %d heap bytes, a blocked goroutine %d", actor, goroutine)
+	assert.Less(t, actor, goroutine+1024)
 }
