@@ -53,8 +53,8 @@
 // Priority's heap and Segmented's segments are recycled through a
 // process-wide pool per element type, which the garbage collector empties
 // when it goes unused, and a drained Unbounded or Segmented mailbox keeps at
-// most 64 slots. Len is one or two atomic loads; on the two-lock mailboxes it
-// may count a message that a concurrent Dequeue is taking, never less than 0.
+// most 64 slots. Len takes no lock: it reads atomic counters and returns the
+// exact count at one instant during the call.
 //
 // # Actors
 //
@@ -64,14 +64,17 @@
 // blocking, and on its context: no pump goroutine and no allocation per
 // message. With an empty handler a message costs about 50 ns end to end, as
 // much as through a bare goroutine and buffered channel, which has no dead
-// letters, no Len and no panic recovery (BenchmarkActorTell). WithInput feeds
-// an actor from a channel the caller already has.
+// letters, no Len and no panic recovery (BenchmarkActorTell). Forward feeds
+// an actor, or a router, from a channel the caller already has.
 //
 // A panic in a handler is recovered with its stack and reported, with the
-// handler's errors, to WithErrorHandler; the actor goes on. A message that
-// will never reach the handler (refused by a full mailbox, evicted, told to a
-// stopped actor, left queued when it stopped) is a DeadLetter, sent to
-// WithDeadLetters, or else counted (Ref.DeadLetters) and logged sparingly.
+// handler's errors, to WithErrorHandler; the actor goes on. Stop, or the end
+// of the actor's context, stops it at once: Tell refuses, the mailbox is
+// closed (waking blocked senders), and the message being handled finishes. A
+// message that will never reach the handler (refused by a full mailbox,
+// evicted, told to a stopped actor, left queued when it stopped) is a
+// DeadLetter: counted (Ref.DeadLetters) and sent to WithDeadLetters, or else
+// logged sparingly.
 //
 // # Choosing a router
 //

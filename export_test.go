@@ -19,3 +19,9 @@ func PriorityCap[T any](p *Priority[T]) int {
 	defer p.mu.Unlock()
 	return cap(p.h)
 }
+
+// BoundedWaitersOf reports how many senders are blocked on r's mailbox, a
+// Bounded.
+func BoundedWaitersOf[T any](r *Ref[T]) int {
+	return BoundedWaiters(r.mb.(*Bounded[T]))
+}

@@ -254,13 +254,30 @@ func (u *Unbounded[T]) releaseIfDrained() {
 	u.tailMu.Unlock()
 }
 
-// Len reports the number of queued messages. It is exact whenever no
-// Enqueue or Dequeue is in progress; while one is, it may still count the
-// message being dequeued, but it is never negative.
-func (u *Unbounded[T]) Len() int {
-	// Head first: both positions only grow and head never passes tail.
-	h := u.head.Load()
-	return int(u.tail.Load() - h)
+// Len reports the number of queued messages: the exact count at one
+// instant during the call.
+func (u *Unbounded[T]) Len() int { return countBetween(&u.tail, &u.head) }
+
+// countBetween returns in - out, for two counters that only grow, out never
+// passing in, at one instant. Reading out and then in would be wrong: while
+// the reader is paused between the two loads, any number of messages can go
+// in and out, and the difference would count all of them. So it reads in,
+// out, then in again, and retries while in moved: when it did not, in was
+// the same at the instant out was read. After a few tries under a storm of
+// sends it settles for the last reading, which can only overstate the count
+// by the sends that raced the last try.
+func countBetween(in, out *atomic.Uint64) int {
+	i := in.Load()
+	for range 8 {
+		o := out.Load()
+		j := in.Load()
+		if j == i {
+			return int(i - o)
+		}
+		i = j
+	}
+	o := out.Load()
+	return int(in.Load() - o)
 }
 
 // Cap reports how many messages the current buffer holds before it grows:

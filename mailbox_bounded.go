@@ -23,7 +23,7 @@ import (
 //
 // Like Unbounded, a Bounded has separate producer and consumer locks that
 // meet only through atomic positions, so producers and consumers do not
-// contend with each other. Enqueue and Dequeue are O(1): one uncontended
+// contend with each other (a DropOldest eviction takes both). Enqueue and Dequeue are O(1): one uncontended
 // mutex and one atomic store each, with no allocation, also when a sender
 // blocks (waiters are recycled). A Dequeue that frees room for a blocked
 // sender also takes the producers' lock to hand it over.
@@ -288,13 +288,11 @@ func (b *Bounded[T]) Dequeue() (msg T, ok bool) {
 	return msg, true
 }
 
-// Len reports the number of queued messages, not counting blocked senders.
-// It is exact whenever no Enqueue or Dequeue is in progress; while one is,
-// it may still count the message being dequeued. It is never negative and
-// never above the capacity.
+// Len reports the number of queued messages, not counting blocked senders:
+// the exact count at one instant during the call (see countBetween), never
+// above the capacity.
 func (b *Bounded[T]) Len() int {
-	h := b.head.Load() // head first: both only grow and head never passes tail
-	return int(min(b.tail.Load()-h, b.capacity))
+	return min(countBetween(&b.tail, &b.head), int(b.capacity))
 }
 
 // Cap reports the mailbox's capacity.

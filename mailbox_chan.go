@@ -12,7 +12,8 @@ import (
 // measured against. A full Chan blocks the sender, like a channel send, until
 // room, ctx done (Enqueue returns ctx.Err()) or Close (ErrMailboxClosed);
 // unlike Bounded's Backpressure, blocked senders are not served in arrival
-// order. Enqueue and Dequeue cost a channel operation plus a read lock.
+// order. Enqueue costs a channel send plus a read lock, Dequeue a
+// non-blocking receive.
 //
 // A Chan is safe for concurrent use. The zero value is not usable: create one
 // with NewChan.

@@ -56,9 +56,15 @@ func NewFair[T any, K comparable](key func(T) K) *Fair[T, K] {
 
 // Enqueue appends msg to its key's sub-queue; a key without queued messages
 // joins the back of the serving order. It returns ErrMailboxClosed after
-// Close and nil otherwise; it never blocks, so ctx is ignored.
+// Close and nil otherwise; it never blocks, so ctx is ignored. It panics if
+// the key is not equal to itself (a floating-point NaN), since such a key
+// could never be found again.
 func (f *Fair[T, K]) Enqueue(_ context.Context, msg T) error {
 	k := f.key(msg)
+	if k != k {
+		// A NaN: no map lookup or delete ever finds it again.
+		panic("crew: Fair: the key function returned a key not equal to itself (NaN)")
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {

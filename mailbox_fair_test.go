@@ -2,6 +2,7 @@ package crew_test
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -143,4 +144,12 @@ func TestFairCloseReturnsRoundRobinOrder(t *testing.T) {
 	}
 	assert.Equal(t, strings.Fields("x1 y1 z1 x2 z2 z3"), f.Close())
 	assert.Equal(t, 0, f.Keys())
+}
+
+func TestFairRejectsNaNKeys(t *testing.T) {
+	f := crew.NewFair(func(v float64) float64 { return v })
+	assert.PanicsWithValue(t, "crew: Fair: the key function returned a key not equal to itself (NaN)", func() {
+		_ = f.Enqueue(context.Background(), math.NaN())
+	})
+	assert.Zero(t, f.Keys())
 }

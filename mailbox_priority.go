@@ -25,9 +25,10 @@ import (
 // to a process-wide pool per element type, as Unbounded's do, so steady
 // traffic allocates nothing.
 //
-// less runs while the mailbox's lock is held: it must be fast and must not
-// call into the mailbox. It should not panic: a panic reaches the caller and
-// releases the lock, but may leave the heap out of order.
+// less runs while the mailbox's lock is held: it must be fast, must not call
+// into the mailbox, and must not panic: a panic reaches the caller and
+// releases the lock, but may lose the message being moved or leave the heap
+// out of order.
 //
 // A Priority is safe for concurrent use. The zero value is not usable: create
 // one with one of the constructors.

@@ -31,9 +31,9 @@ type segment[T any] struct {
 // under one mutex, Dequeue reads at the head under another, and the two meet
 // only through an atomic count of published slots. A producer therefore
 // never waits for a consumer, or the reverse, except when the mailbox is
-// empty. Enqueue and Dequeue are O(1): one uncontended mutex and two atomic
-// operations each, plus a pool Get or Put once per 256 messages or when the
-// mailbox drains. Use it for high-throughput fan-in, deep or bursty queues,
+// empty. Enqueue and Dequeue are O(1): one uncontended mutex and a few
+// atomic operations each, plus a pool Get or Put once per 256 messages or
+// when the mailbox drains. Use it for high-throughput fan-in, deep or bursty queues,
 // and large messages, which Unbounded copies when it grows.
 //
 // Enqueue never blocks and never fails before Close. A Segmented is safe for
@@ -45,7 +45,7 @@ type Segmented[T any] struct {
 	headMu sync.Mutex  // guards head and r
 	head   *segment[T] // oldest segment; nil when the mailbox holds none
 	r      int         // next slot to read in head
-	deq    atomic.Int64
+	deq    atomic.Uint64
 
 	_ [64]byte // keeps the producers' fields off the consumers' cache line
 
@@ -53,7 +53,7 @@ type Segmented[T any] struct {
 	tailMu sync.Mutex  // guards tail and closed
 	tail   *segment[T] // newest segment; nil when the mailbox holds none
 	closed bool
-	enq    atomic.Int64
+	enq    atomic.Uint64
 }
 
 // NewSegmented returns an empty Segmented mailbox. It takes its first segment
@@ -113,6 +113,9 @@ func (s *Segmented[T]) Dequeue() (msg T, ok bool) {
 	}
 	w := int(h.w.Load())
 	if s.r == w {
+		if h.next.Load() == nil {
+			s.releaseIfDrained(h) // in case the Dequeue that drained it could not
+		}
 		return msg, false
 	}
 	var zero T
@@ -149,22 +152,16 @@ func (s *Segmented[T]) recycle(seg *segment[T]) {
 	s.segs.put(seg)
 }
 
-// Len reports the number of queued messages. It is exact whenever no
-// Enqueue or Dequeue is in progress; while one is, it may still count the
-// message being dequeued, but it is never negative.
-func (s *Segmented[T]) Len() int {
-	// Read the dequeue count first: both only grow, and every message is
-	// counted in before it can be counted out, so the difference is never
-	// negative.
-	out := s.deq.Load()
-	return int(s.enq.Load() - out)
-}
+// Len reports the number of queued messages: the exact count at one
+// instant during the call, which includes a message whose Enqueue is under
+// way.
+func (s *Segmented[T]) Len() int { return countBetween(&s.enq, &s.deq) }
 
 // Cap reports how many message slots the mailbox holds now: 256 per linked
 // segment, and 0 once it has drained.
 func (s *Segmented[T]) Cap() int {
-	s.tailMu.Lock()
-	defer s.tailMu.Unlock()
+	// Only headMu: holding tailMu too would make a draining Dequeue's
+	// TryLock fail, and the mailbox keep its last segment.
 	s.headMu.Lock()
 	defer s.headMu.Unlock()
 	slots := 0
@@ -186,7 +183,7 @@ func (s *Segmented[T]) Close() []T {
 	}
 	s.closed = true
 	var rest []T
-	if n := s.enq.Load() - s.deq.Load(); n > 0 {
+	if n := int(s.enq.Load() - s.deq.Load()); n > 0 {
 		rest = make([]T, 0, n)
 	}
 	for seg := s.head; seg != nil; {

@@ -86,3 +86,24 @@ func TestSegmentedDoesNotKeepDequeuedMessagesReachable(t *testing.T) {
 	require.Len(t, rest, 1)
 	assert.Equal(t, 9, *rest[0])
 }
+
+func TestSegmentedReleasesItsSegmentEvenWhenCapRacesTheDrain(t *testing.T) {
+	ctx := context.Background()
+	s := crew.NewSegmented[int]()
+	for round := range 2000 {
+		require.NoError(t, s.Enqueue(ctx, round))
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for range 3 {
+				_ = s.Cap()
+			}
+		}()
+		_, ok := s.Dequeue()
+		require.True(t, ok)
+		<-done
+		_, ok = s.Dequeue() // an idle actor looks once more before it sleeps
+		require.False(t, ok)
+		require.Zero(t, s.Cap(), "round %d: a drained mailbox holds no segment", round)
+	}
+}

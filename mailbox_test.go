@@ -447,3 +447,36 @@ func TestMailboxGrowsAndReleasesUnderConcurrency(t *testing.T) {
 		})
 	}
 }
+
+// Len is read while one goroutine keeps the mailbox between 0 and 1
+// message: reading two counters without a snapshot would report up to the
+// number of messages that passed meanwhile.
+func TestLenNeverOverstatesUnderTraffic(t *testing.T) {
+	const ops, readers = 200_000, 2
+	for _, k := range kinds[:7] { // the FIFO kinds
+		t.Run(k.name, func(t *testing.T) {
+			mb := k.new()
+			var stop atomic.Bool
+			var wg sync.WaitGroup
+			var worst atomic.Int64
+			for range readers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for !stop.Load() {
+						if n := int64(mb.Len()); n > worst.Load() {
+							worst.Store(n)
+						}
+					}
+				}()
+			}
+			for i := range ops {
+				_ = mb.Enqueue(context.Background(), i)
+				_, _ = mb.Dequeue()
+			}
+			stop.Store(true)
+			wg.Wait()
+			assert.LessOrEqual(t, worst.Load(), int64(1))
+		})
+	}
+}

@@ -8,14 +8,13 @@ import (
 )
 
 // An Option configures an actor (Spawn), a router that spawns its routees
-// (SpawnRouter) or, later, a pool. Options that do not apply to what they are
-// passed to are ignored.
+// (SpawnRouter) or, later, a pool. An option that does not apply to what it
+// is passed to, such as WithStrategy to Spawn, is ignored.
 type Option func(*options)
 
 type options struct {
 	name        string
 	newMailbox  any // func() Mailbox[T] for the actor's T, checked by Spawn
-	input       any // <-chan T, checked by Spawn
 	deadLetters func(DeadLetter)
 	onError     func(error)
 	strategy    Strategy
@@ -49,26 +48,14 @@ func WithMailbox[T any](newMailbox func() Mailbox[T]) Option {
 	return func(o *options) { o.newMailbox = newMailbox }
 }
 
-// WithInput feeds the actor from a channel the caller already has, in
-// addition to Tell: the actor's goroutine receives from ch directly (no pump
-// goroutine) and handles each message as if it had been told. When ch is
-// closed, the actor handles what is left in its mailbox and stops, as a
-// for-range loop over ch would. Len counts the messages buffered in ch. T must
-// be the actor's message type: Spawn panics otherwise.
-func WithInput[T any](ch <-chan T) Option {
-	if ch == nil {
-		panic("crew: WithInput: nil channel")
-	}
-	return func(o *options) { o.input = ch }
-}
-
 // WithDeadLetters sends each message that will never reach its handler to
 // sink, with the reason: rejected by a full mailbox, evicted by a DropOldest
 // one, told to a stopped actor, or left queued when the actor stopped. sink
 // runs on the goroutine that gave up on the message (a sender or the actor),
-// possibly on several at once, and must not block for long. Without this
-// option, dead letters are counted (Ref.DeadLetters) and logged through
-// log/slog sparingly: the 1st, 2nd, 4th, 8th... of the process.
+// possibly on several at once; it must not block for long or panic. Dead
+// letters are always counted (Ref.DeadLetters); without this option they are
+// also logged through log/slog, sparingly: the 1st, 2nd, 4th, 8th... of the
+// process.
 func WithDeadLetters(sink func(DeadLetter)) Option {
 	if sink == nil {
 		panic("crew: WithDeadLetters: nil sink")
@@ -79,8 +66,8 @@ func WithDeadLetters(sink func(DeadLetter)) Option {
 // WithErrorHandler sends each error a handler returns, and each panic it
 // raises (as an error that errors.As unwraps to *panics.ErrRecovered, with
 // the stack), to onError, on the actor's goroutine. The actor then goes on
-// with its next message. Without this option, errors are logged through
-// log/slog, sparingly.
+// with its next message. onError must not panic. Without this option, errors
+// are logged through log/slog, sparingly.
 func WithErrorHandler(onError func(error)) Option {
 	if onError == nil {
 		panic("crew: WithErrorHandler: nil handler")
@@ -92,7 +79,7 @@ func WithErrorHandler(onError func(error)) Option {
 type DeadLetter struct {
 	Message any    // the message
 	Target  string // the name of the actor it was for
-	Reason  error  // why: ErrMailboxFull (or an error wrapping it), ErrStopped, a context error, ...
+	Reason  error  // why: ErrMailboxFull (or an error wrapping it), ErrStopped, the actor context's cause, ...
 }
 
 // String describes the dead letter for logs.

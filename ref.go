@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/sourcegraph/conc/panics"
@@ -15,8 +16,9 @@ var ErrStopped = errors.New("crew: actor stopped")
 
 // A Ref is a handle on an actor: one goroutine that drains one mailbox,
 // calling the actor's handler for one message at a time. Create one with
-// Spawn. A Ref is safe for concurrent use; its methods never block, but for
-// Tell on a Backpressure mailbox.
+// Spawn. A Ref is safe for concurrent use. Its methods never block, but for
+// Tell on a mailbox that blocks when full (Backpressure, Chan), and Tell and
+// Stop, which call the dead-letter sink.
 //
 // The actor's goroutine waits in a select on a signal channel of capacity 1,
 // which Tell pokes without blocking, and on its context: a message costs no
@@ -28,12 +30,11 @@ type Ref[T any] struct {
 
 	name    string
 	mb      Mailbox[T]
-	input   <-chan T
 	handle  func(context.Context, T) error
 	sink    func(DeadLetter)
 	onError func(error)
 
-	signal chan struct{} // cap 1: "the mailbox gained a message, or Stop"
+	signal chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
 	done   chan struct{} // closed when the goroutine has exited
 }
 
@@ -54,7 +55,8 @@ type routeState struct {
 
 // Spawn starts an actor that calls handle for each message told to it, one
 // at a time, in its own goroutine, and returns its Ref. handle receives ctx,
-// the actor's context: when ctx is done the actor stops, as after Stop.
+// the actor's context: when ctx is done the actor stops, as after Stop, with
+// context.Cause(ctx) as the reason of its dead letters.
 //
 // An error returned by handle, and a panic raised by it, are reported to the
 // error handler (WithErrorHandler; by default a sparse log) and the actor
@@ -62,9 +64,10 @@ type routeState struct {
 // process. A panic is recovered with its stack by conc's panics package and
 // reported as an error that errors.As unwraps to *panics.ErrRecovered.
 //
-// Options: WithMailbox (default NewUnbounded), WithInput, WithDeadLetters,
-// WithErrorHandler, WithName. Spawn panics if ctx or handle is nil, or if an
-// option's type does not match T.
+// Options: WithMailbox (default NewUnbounded), WithDeadLetters,
+// WithErrorHandler, WithName (default "actor-1", "actor-2", ...). Spawn
+// panics if ctx or handle is nil, or if WithMailbox's type does not match T.
+// To feed an actor from a channel you already have, see Forward.
 func Spawn[T any](ctx context.Context, handle func(context.Context, T) error, opts ...Option) *Ref[T] {
 	o := collect(opts)
 	return spawn(ctx, handle, &o, o.name)
@@ -77,6 +80,9 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 	}
 	if handle == nil {
 		panic("crew: Spawn: nil handler")
+	}
+	if name == "" {
+		name = "actor-" + strconv.FormatInt(actorSeq.Add(1), 10)
 	}
 	r := &Ref[T]{
 		name:    name,
@@ -97,13 +103,6 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 	default:
 		panic(fmt.Sprintf("crew: WithMailbox: a %T does not make mailboxes for %T messages", f, *new(T)))
 	}
-	switch in := o.input.(type) {
-	case nil:
-	case <-chan T:
-		r.input = in
-	default:
-		panic(fmt.Sprintf("crew: WithInput: a %T does not carry %T messages", in, *new(T)))
-	}
 	if f, ok := r.mb.(interface{ Full() bool }); ok {
 		r.full = f.Full
 	}
@@ -113,16 +112,20 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 			r.deadLetter(msg, reason)
 		})
 	}
-	go r.run(ctx) // ends when ctx is done, Stop is called or input closes
+	go r.run(ctx) // ends once the actor stops: Stop, ctx done, or Goexit in handle
 	return r
 }
 
+// actorSeq numbers the actors spawned without a name.
+var actorSeq atomic.Int64
+
 // Tell queues msg for the actor. It returns nil once the mailbox accepted
-// msg. Otherwise the message becomes a dead letter and Tell returns why:
-// ErrStopped after the actor stopped, ErrMailboxFull (or an error wrapping
-// it) from a full bounded mailbox, or ctx.Err() if a Backpressure mailbox
-// stayed full until ctx ended. ctx only bounds that wait; the handler gets
-// the actor's context.
+// msg. Otherwise it returns why: ErrStopped once the actor stopped,
+// ErrMailboxFull (or an error wrapping it) from a full bounded mailbox, or
+// ctx.Err() if a Backpressure mailbox stayed full until ctx ended; and it
+// also records the message as a dead letter, so that the sink sees every
+// refusal (a caller that retries will find its first try there). ctx only
+// bounds the wait for room; the handler gets the actor's context.
 func (r *Ref[T]) Tell(ctx context.Context, msg T) error {
 	err := r.tell(ctx, msg)
 	if err != nil {
@@ -155,34 +158,46 @@ func (r *Ref[T]) deadLetter(msg T, reason error) {
 
 // run is the actor's goroutine.
 func (r *Ref[T]) run(ctx context.Context) {
-	defer close(r.done)
-	reason := r.loop(ctx)
-	r.stopped.Store(true)
-	rest := r.mb.Close()
-	r.load.Add(-int64(len(rest)))
-	for _, msg := range rest {
-		r.deadLetter(msg, reason)
-	}
+	// When ctx ends, stop at once, not after the message in hand: Tell
+	// refuses from then on and routers skip the actor.
+	unregister := context.AfterFunc(ctx, func() { r.shutdown(context.Cause(ctx)) })
+	returned := false
+	defer func() {
+		unregister()
+		if !returned {
+			// handle called runtime.Goexit (a panic would have been
+			// recovered): the goroutine is ending, so the actor must too.
+			r.report(errGoexit)
+			r.shutdown(errGoexit)
+		}
+		r.busy.Store(false)
+		close(r.done)
+	}()
+	r.loop(ctx)
+	returned = true
+	r.shutdown(ErrStopped) // a no-op unless the loop ended for another reason
 }
 
-// loop handles messages until the actor must stop, and returns why.
-func (r *Ref[T]) loop(ctx context.Context) error {
-	input := r.input
+var errGoexit = errors.New("crew: handler called runtime.Goexit")
+
+// loop handles messages until the actor stops.
+func (r *Ref[T]) loop(ctx context.Context) {
 	done := ctx.Done() // nil for a context that never ends
 	for {
-		// Drain the mailbox, checking between messages for Stop (an atomic
-		// load) and the context (a non-blocking receive, skipped when done
-		// is nil): a select over both would cost more than a message. busy
-		// is set before Dequeue and stays set while messages keep coming,
-		// so a message is never out of the mailbox while busy reads false.
-		for {
-			if r.stopped.Load() {
-				return ErrStopped
-			}
+		// busy is set before Dequeue and stays set while messages keep
+		// coming, so a message is never out of the mailbox while busy still
+		// reads false. Once the actor stops, its mailbox is closed: Dequeue
+		// finds nothing.
+		for !r.stopped.Load() {
+			// AfterFunc stops the actor when ctx ends, but on a goroutine
+			// of its own; look too, so that no message starts after ctx
+			// ended. A one-case non-blocking receive is cheap; a select
+			// that also waited for Stop would cost more than a message.
 			if done != nil {
 				select {
 				case <-done:
-					return context.Cause(ctx)
+					r.shutdown(context.Cause(ctx))
+					return
 				default:
 				}
 			}
@@ -197,34 +212,43 @@ func (r *Ref[T]) loop(ctx context.Context) error {
 			r.invoke(ctx, msg)
 			r.load.Add(-1)
 		}
-		if input == nil && r.input != nil {
-			return ErrStopped // the input channel closed and the mailbox is drained
+		if r.stopped.Load() {
+			return
 		}
-		select {
-		case <-r.signal: // a message, or Stop: the loop above tells which
-		case msg, ok := <-input:
-			if !ok {
-				input = nil // drain the mailbox, then stop
-				continue
-			}
-			r.busy.Store(true)
-			r.invoke(ctx, msg)
-			r.busy.Store(false)
-		case <-done:
-			return context.Cause(ctx)
-		}
+		<-r.signal // a message, or the actor stopped
 	}
+}
+
+// shutdown stops the actor for reason, once: it refuses new messages,
+// closes the mailbox (waking senders blocked on it, the handler's own
+// included) and sends what was queued to the dead letters. The message being
+// handled, if any, finishes.
+func (r *Ref[T]) shutdown(reason error) {
+	if !r.stopped.CompareAndSwap(false, true) {
+		return
+	}
+	rest := r.mb.Close()
+	r.load.Add(-int64(len(rest)))
+	for _, msg := range rest {
+		r.deadLetter(msg, reason)
+	}
+	r.wake()
 }
 
 // invoke calls the handler and reports what went wrong.
 func (r *Ref[T]) invoke(ctx context.Context, msg T) {
 	if err := r.call(ctx, msg); err != nil {
-		err = fmt.Errorf("crew: actor %q: %w", r.name, err)
-		if r.onError != nil {
-			r.onError(err)
-		} else {
-			logError(err)
-		}
+		r.report(err)
+	}
+}
+
+// report hands a handler's failure to the error handler.
+func (r *Ref[T]) report(err error) {
+	err = fmt.Errorf("crew: actor %q: %w", r.name, err)
+	if r.onError != nil {
+		r.onError(err)
+	} else {
+		logError(err)
 	}
 }
 
@@ -242,29 +266,25 @@ func (r *Ref[T]) call(ctx context.Context, msg T) (err error) {
 	return r.handle(ctx, msg)
 }
 
-// Len reports the number of messages waiting for the actor: queued in its
-// mailbox (and buffered in its input channel), not counting the one being
-// handled. It is O(1).
-func (r *Ref[T]) Len() int {
-	return r.mb.Len() + len(r.input)
-}
+// Len reports the number of messages queued in the actor's mailbox, not
+// counting the one being handled. It is O(1).
+func (r *Ref[T]) Len() int { return r.mb.Len() }
 
-// Busy reports whether the actor is handling a message right now (or is
-// taking one from its mailbox).
+// Busy reports whether the actor is handling a message right now, or is
+// checking its mailbox for the next one.
 func (r *Ref[T]) Busy() bool { return r.busy.Load() }
 
 // Name reports the actor's name (see WithName).
 func (r *Ref[T]) Name() string { return r.name }
 
-// Stop asks the actor to stop: it finishes the message it is handling, if
-// any, then exits; the messages still queued become dead letters with reason
-// ErrStopped, and later Tells return ErrStopped. Stop does not wait: receive
-// from Done for that. It is safe to call more than once, and from the
-// actor's own handler.
-func (r *Ref[T]) Stop() {
-	r.stopped.Store(true)
-	r.wake()
-}
+// Stop stops the actor: from now on Tell returns ErrStopped, the messages
+// still queued become dead letters with reason ErrStopped (the sink runs on
+// the caller's goroutine), senders blocked on a full mailbox wake with
+// ErrStopped, and the actor exits once it has finished the message it is
+// handling, if any. Stop does not wait for that: receive from Done. It is
+// safe to call more than once, and from the actor's own handler (which must
+// not then wait on Done).
+func (r *Ref[T]) Stop() { r.shutdown(ErrStopped) }
 
 // wake pokes the actor's signal without blocking; a pending poke suffices.
 func (r *Ref[T]) wake() {
@@ -275,7 +295,7 @@ func (r *Ref[T]) wake() {
 }
 
 // Done returns a channel that is closed once the actor's goroutine has
-// exited and its leftover messages have gone to the dead letters.
+// exited, after its leftover messages went to the dead letters.
 func (r *Ref[T]) Done() <-chan struct{} { return r.done }
 
 // Stopped reports whether the actor has stopped or is stopping, so that it

@@ -86,7 +86,7 @@ func TestStopFinishesTheCurrentMessageAndDeadLettersTheRest(t *testing.T) {
 	close(release)
 	<-ref.Done()
 
-	assert.Equal(t, []int{3, 1, 2}, dead.messages(), "the refused message, then the two left queued")
+	assert.Equal(t, []int{1, 2, 3}, dead.messages(), "the two left queued, then the refused one")
 	for _, d := range dead.get() {
 		assert.Equal(t, "worker", d.Target)
 		assert.ErrorIs(t, d.Reason, crew.ErrStopped)
@@ -188,20 +188,126 @@ func TestLenAndBusyNeverShowAnIdleActorMidHandoff(t *testing.T) {
 	<-ref.Done()
 }
 
-func TestWithInputFeedsAnActorFromAChannel(t *testing.T) {
+func TestForwardFeedsAnActorFromAChannel(t *testing.T) {
 	in := make(chan string, 4)
 	var got []string
+	done := make(chan struct{})
 	ref := crew.Spawn(context.Background(), func(_ context.Context, s string) error {
 		got = append(got, s)
+		if s == "c" {
+			close(done)
+		}
 		return nil
-	}, crew.WithInput[string](in))
+	})
 	in <- "a"
 	in <- "b"
 	in <- "c"
 	close(in)
-	<-ref.Done() // a closed input stops the actor once its mailbox is drained
+	require.NoError(t, crew.Forward(context.Background(), in, ref))
+	<-done
 	assert.Equal(t, []string{"a", "b", "c"}, got)
-	assert.ErrorIs(t, ref.Tell(context.Background(), "late"), crew.ErrStopped)
+
+	ref.Stop()
+	<-ref.Done()
+	again := make(chan string, 1)
+	again <- "late"
+	assert.ErrorIs(t, crew.Forward(context.Background(), again, ref), crew.ErrStopped)
+	assert.Equal(t, int64(1), ref.DeadLetters(), "the message that found it stopped is a dead letter")
+}
+
+func TestForwardStopsWhenItsContextEnds(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ref := crew.Spawn(context.Background(), func(context.Context, int) error { return nil })
+	defer func() {
+		ref.Stop()
+		<-ref.Done()
+	}()
+	errc := make(chan error)
+	go func() { errc <- crew.Forward(ctx, make(chan int), ref) }()
+	cancel()
+	assert.ErrorIs(t, <-errc, context.Canceled)
+}
+
+func TestForwardThroughARouterWithoutRoutees(t *testing.T) {
+	in := make(chan int, 1)
+	in <- 1
+	err := crew.Forward(context.Background(), in, crew.NewRouter[int](crew.RoundRobin()))
+	assert.ErrorIs(t, err, crew.ErrNoRoutee)
+}
+
+func TestGoexitInAHandlerStopsTheActor(t *testing.T) {
+	var dead letters
+	errs := make(chan error, 1)
+	started, release := make(chan struct{}), make(chan struct{})
+	ref := crew.Spawn(context.Background(), func(_ context.Context, v int) error {
+		close(started)
+		<-release
+		runtime.Goexit() // what t.FailNow does
+		return nil
+	}, crew.WithDeadLetters(dead.sink), crew.WithErrorHandler(func(err error) { errs <- err }))
+	require.NoError(t, ref.Tell(context.Background(), 1))
+	<-started
+	require.NoError(t, ref.Tell(context.Background(), 2))
+	close(release)
+	<-ref.Done()
+	assert.ErrorContains(t, <-errs, "runtime.Goexit")
+	assert.True(t, ref.Stopped())
+	assert.False(t, ref.Busy())
+	assert.Equal(t, []int{2}, dead.messages(), "what was queued is a dead letter")
+	assert.ErrorIs(t, ref.Tell(context.Background(), 3), crew.ErrStopped)
+}
+
+func TestAnActorWhoseContextEndsRefusesAtOnce(t *testing.T) {
+	var dead letters
+	ctx, cancel := context.WithCancel(context.Background())
+	started, release := make(chan struct{}), make(chan struct{})
+	ref := crew.Spawn(ctx, func(context.Context, int) error {
+		close(started)
+		<-release // still handling when ctx ends
+		return nil
+	}, crew.WithDeadLetters(dead.sink))
+	other := crew.Spawn(context.Background(), func(context.Context, int) error { return nil })
+	require.NoError(t, ref.Tell(context.Background(), 0))
+	<-started
+	cancel()
+	for !ref.Stopped() { // AfterFunc runs on a goroutine of its own
+		runtime.Gosched()
+	}
+	assert.ErrorIs(t, ref.Tell(context.Background(), 1), crew.ErrStopped)
+	router := crew.NewRouter(crew.RoundRobin(), ref, other)
+	for v := range 4 {
+		require.NoError(t, router.Tell(context.Background(), 10+v), "the router skips the stopping actor")
+	}
+	assert.Equal(t, []int{1}, dead.messages())
+	close(release)
+	<-ref.Done()
+	assert.False(t, ref.Busy())
+	other.Stop()
+	<-other.Done()
+}
+
+func TestStopWakesAHandlerBlockedOnItsOwnFullMailbox(t *testing.T) {
+	started, filled := make(chan struct{}), make(chan struct{})
+	var self *crew.Ref[int]
+	errc := make(chan error, 1)
+	self = crew.Spawn(context.Background(), func(ctx context.Context, v int) error {
+		if v == 0 {
+			close(started)
+			<-filled
+			errc <- self.Tell(context.Background(), 99) // its own mailbox is full: blocks
+		}
+		return nil
+	}, crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1, crew.Backpressure) }))
+	require.NoError(t, self.Tell(context.Background(), 0))
+	<-started
+	require.NoError(t, self.Tell(context.Background(), 1)) // fills the mailbox
+	close(filled)
+	for crew.BoundedWaitersOf(self) == 0 {
+		runtime.Gosched()
+	}
+	self.Stop() // would deadlock if Stop waited for the handler to return
+	assert.ErrorIs(t, <-errc, crew.ErrStopped)
+	<-self.Done()
 }
 
 func TestSpawnRejectsBadInput(t *testing.T) {

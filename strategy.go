@@ -3,7 +3,9 @@ package crew
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"sync/atomic"
 )
@@ -15,8 +17,9 @@ var ErrNoRoutee = errors.New("crew: router has no live routee")
 // A Routee is what a Strategy chooses between: *Ref satisfies it. Len is
 // the number of queued messages, or a negative number when the depth is
 // unknown; Busy reports whether a message is being handled. A Routee may
-// also have Stopped() bool (a stopped routee is never chosen) and Full()
-// bool (a full one is chosen only as a last resort); *Ref has both.
+// also have Stopped() bool (no strategy chooses a stopped routee) and
+// Full() bool (SmallestMailbox and SmallestOfTwo choose a full one only when
+// all are full); *Ref has both.
 type Routee interface {
 	Len() int
 	Busy() bool
@@ -135,7 +138,7 @@ func (random) pick(slots []slot) int {
 // A Picker applies a Strategy to routees of any kind, for callers that route
 // to something other than a *Ref (a connection pool, a remote service) and
 // call it themselves. A Router is a Picker over its *Ref routees. A Picker is
-// safe for concurrent use.
+// safe for concurrent use. Create one with NewPicker.
 type Picker struct {
 	strategy Strategy
 	slots    []slot
@@ -170,13 +173,14 @@ type Router[T any] struct {
 	refs   []*Ref[T]
 }
 
-// NewRouter returns a Router over routees, which stay the caller's: Stop on
-// the router stops them too. It panics if s or a routee is nil. A router
-// with no routee is valid: Tell returns ErrNoRoutee.
+// NewRouter returns a Router over routees (it keeps its own copy of the
+// list). Stop on the router stops them. It panics if s or a routee is nil. A
+// router with no routee is valid: Tell returns ErrNoRoutee.
 func NewRouter[T any](s Strategy, routees ...*Ref[T]) *Router[T] {
 	if s == nil {
 		panic("crew: NewRouter: nil Strategy")
 	}
+	routees = slices.Clone(routees)
 	r := &Router[T]{picker: Picker{strategy: s, slots: make([]slot, len(routees))}, refs: routees}
 	for i, ref := range routees {
 		if ref == nil {
@@ -197,9 +201,6 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 		panic("crew: SpawnRouter: n must be at least 1, got " + strconv.Itoa(n))
 	}
 	o := collect(opts)
-	if o.input != nil {
-		panic("crew: SpawnRouter: WithInput feeds one actor, not a router")
-	}
 	s := o.strategy
 	if s == nil {
 		s = SmallestMailbox()
@@ -227,7 +228,7 @@ func WithStrategy(s Strategy) Option {
 // Tell sends msg to the routee the strategy picks; see Ref.Tell for what it
 // returns. If that routee stopped in the meantime, Tell picks again. It
 // returns ErrNoRoutee, and creates no dead letter, when every routee has
-// stopped. It does not allocate.
+// stopped. It does not allocate when the message is accepted.
 func (r *Router[T]) Tell(ctx context.Context, msg T) error {
 	for range len(r.refs) {
 		i := r.picker.Pick()
@@ -257,7 +258,7 @@ func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
 		}
 		live++
 		if err := ref.Tell(ctx, msg); err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("routee %q: %w", ref.name, err))
 		}
 	}
 	if live == 0 {
@@ -266,13 +267,49 @@ func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
 	return errors.Join(errs...)
 }
 
-// Routees returns the router's routees, in their order.
-func (r *Router[T]) Routees() []*Ref[T] { return r.refs }
+// Routees returns a copy of the router's list of routees, in their order.
+func (r *Router[T]) Routees() []*Ref[T] { return slices.Clone(r.refs) }
 
 // Stop stops every routee (see Ref.Stop). It does not wait: receive from
 // each routee's Done for that.
 func (r *Router[T]) Stop() {
 	for _, ref := range r.refs {
 		ref.Stop()
+	}
+}
+
+// A Teller takes messages: *Ref and *Router are Tellers.
+type Teller[T any] interface {
+	Tell(ctx context.Context, msg T) error
+}
+
+// Forward tells to each message received from ch, in order, until ch is
+// closed (it returns nil), ctx ends (ctx.Err()) or the target can take no
+// more: ErrStopped (the message that found it stopped is its dead letter) or
+// ErrNoRoutee from a router whose routees all stopped (that message went
+// nowhere; the error says so). It is the adapter for the channels users
+// already have: run it on a goroutine of your own. A message refused for
+// another reason (a full mailbox) is a dead letter of the target, and
+// Forward goes on. Messages left in ch when Forward returns stay there.
+func Forward[T any](ctx context.Context, ch <-chan T, to Teller[T]) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case msg, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			err := to.Tell(ctx, msg)
+			switch {
+			case err == nil:
+			case errors.Is(err, ErrStopped):
+				return err
+			case errors.Is(err, ErrNoRoutee):
+				return fmt.Errorf("crew: Forward: a message was not delivered: %w", err)
+			case ctx.Err() != nil:
+				return ctx.Err()
+			}
+		}
 	}
 }

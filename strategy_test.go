@@ -165,13 +165,14 @@ func TestRoutersSkipAStoppedRoutee(t *testing.T) {
 			f := newFleet(t, 4)
 			f.fill(t, 0, 3) // one in flight, two queued
 			f.refs[0].Stop()
+			assert.Equal(t, []int{1001, 1002}, f.dead.messages(), "its leftovers are dead letters")
 			r := crew.NewRouter(s(), f.refs...)
 			tellAll(t, r, 0, 30)
-			assert.Equal(t, 2, f.refs[0].Len(), "never sent to the stopped routee")
+			assert.Zero(t, f.refs[0].Len(), "never sent to the stopped routee")
 
 			close(f.gate)
 			<-f.refs[0].Done()
-			assert.Equal(t, []int{1001, 1002}, f.dead.messages(), "its leftovers are dead letters")
+			assert.Len(t, f.dead.get(), 2)
 			for _, d := range f.dead.get() {
 				assert.ErrorIs(t, d.Reason, crew.ErrStopped)
 			}
@@ -338,4 +339,15 @@ func TestSmallestMailboxLoadFollowsTheFastRoutees(t *testing.T) {
 	}
 	t.Logf("fast routees handled %d, slow ones %d", fast, slow)
 	assert.Greater(t, fast, 4*slow, "the load followed the fast routees")
+}
+
+func TestNewRouterKeepsItsOwnListOfRoutees(t *testing.T) {
+	f := newFleet(t, 3)
+	list := []*crew.Ref[int]{f.refs[0], f.refs[1]}
+	r := crew.NewRouter(crew.RoundRobin(), list...)
+	list[1] = f.refs[2] // the caller reuses its slice
+	r.Routees()[0] = f.refs[2]
+	require.NoError(t, r.Broadcast(context.Background(), 7))
+	f.awaitStarts(2)
+	assert.Equal(t, []int{1, 1, 0}, f.counts())
 }
