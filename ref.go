@@ -20,9 +20,9 @@ var ErrStopped = errors.New("crew: actor stopped")
 // Tell on a mailbox that blocks when full (Backpressure, Chan), and Tell and
 // Stop, which call the dead-letter sink.
 //
-// The actor's goroutine waits in a select on a signal channel of capacity 1,
-// which Tell pokes without blocking, and on its context: a message costs no
-// goroutine and no allocation beyond what the mailbox does.
+// The actor's goroutine waits on a signal channel of capacity 1, which Tell
+// pokes without blocking, as do Stop and the end of its context: a message
+// costs no goroutine and no allocation beyond what the mailbox does.
 type Ref[T any] struct {
 	routeState // what a router reads: load, busy, stopped, full
 
