@@ -255,29 +255,34 @@ func (u *Unbounded[T]) releaseIfDrained() {
 }
 
 // Len reports the number of queued messages: the exact count at one
-// instant during the call.
+// instant during the call (see countBetween for the one exception).
 func (u *Unbounded[T]) Len() int { return countBetween(&u.tail, &u.head) }
 
 // countBetween returns in - out, for two counters that only grow, out never
-// passing in, at one instant. Reading out and then in would be wrong: while
-// the reader is paused between the two loads, any number of messages can go
-// in and out, and the difference would count all of them. So it reads in,
-// out, then in again, and retries while in moved: when it did not, in was
-// the same at the instant out was read. After a few tries under a storm of
-// sends it settles for the last reading, which can only overstate the count
-// by the sends that raced the last try.
+// passing in. Reading out and then in would be wrong: while the reader is
+// paused between the two loads, any number of messages can go in and out,
+// and the difference would count all of them. So it reads in, out, then in
+// again, and retries while in moved: when it did not, in was the same at the
+// instant out was read, and the result is the exact count at that instant.
+// Under a storm of sends that defeats every try, it settles for the first
+// reading of in against the last of out, which can only understate the
+// count (by the sends that raced it), never overstate it.
 func countBetween(in, out *atomic.Uint64) int {
 	i := in.Load()
-	for range 8 {
+	for try := 1; ; try++ {
 		o := out.Load()
 		j := in.Load()
-		if j == i {
+		switch {
+		case j == i:
+			return int(i - o)
+		case try == 32: // i was read before o: this never overstates
+			if o > i {
+				return 0
+			}
 			return int(i - o)
 		}
 		i = j
 	}
-	o := out.Load()
-	return int(in.Load() - o)
 }
 
 // Cap reports how many messages the current buffer holds before it grows:

@@ -154,7 +154,7 @@ func (s *Segmented[T]) recycle(seg *segment[T]) {
 
 // Len reports the number of queued messages: the exact count at one
 // instant during the call, which includes a message whose Enqueue is under
-// way.
+// way (see countBetween for the one exception).
 func (s *Segmented[T]) Len() int { return countBetween(&s.enq, &s.deq) }
 
 // Cap reports how many message slots the mailbox holds now: 256 per linked

@@ -35,7 +35,8 @@ type Ref[T any] struct {
 	onError func(error)
 
 	signal chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
-	done   chan struct{} // closed when the goroutine has exited
+	done   chan struct{} // closed by the second of shutdown and the goroutine's exit
+	ended  atomic.Int32  // how many of those two have finished
 }
 
 // routeState is the part of a Ref that strategies read, free of T.
@@ -171,7 +172,7 @@ func (r *Ref[T]) run(ctx context.Context) {
 			r.shutdown(errGoexit)
 		}
 		r.busy.Store(false)
-		close(r.done)
+		r.end()
 	}()
 	r.loop(ctx)
 	returned = true
@@ -227,12 +228,23 @@ func (r *Ref[T]) shutdown(reason error) {
 	if !r.stopped.CompareAndSwap(false, true) {
 		return
 	}
+	r.wake()
 	rest := r.mb.Close()
 	r.load.Add(-int64(len(rest)))
 	for _, msg := range rest {
 		r.deadLetter(msg, reason)
 	}
-	r.wake()
+	r.end()
+}
+
+// end is called once when shutdown has delivered the dead letters and once
+// when the goroutine exits, which may happen in either order (Stop and the
+// context's AfterFunc run shutdown on other goroutines); the second closes
+// done, so that Done means both.
+func (r *Ref[T]) end() {
+	if r.ended.Add(1) == 2 {
+		close(r.done)
+	}
 }
 
 // invoke calls the handler and reports what went wrong.
