@@ -204,7 +204,7 @@ func assertExactlyOnce(t *testing.T, n int, parts ...[]int) {
 }
 
 // startConsumers starts n goroutines that dequeue from mb, yielding when it
-// is empty, until stop is set and they find it empty. wait waits for them and
+// is empty, until they find it empty after stop was set. wait waits for them and
 // returns what each one got.
 func startConsumers(mb crew.Mailbox[int], n int, stop *atomic.Bool) (wait func() [][]int) {
 	var wg sync.WaitGroup
@@ -214,9 +214,12 @@ func startConsumers(mb crew.Mailbox[int], n int, stop *atomic.Bool) (wait func()
 		go func() {
 			defer wg.Done()
 			for {
+				// Read stop before looking: if it was set, every message
+				// sent before it is visible to this Dequeue.
+				stopping := stop.Load()
 				if v, ok := mb.Dequeue(); ok {
 					got[c] = append(got[c], v)
-				} else if stop.Load() {
+				} else if stopping {
 					return
 				} else {
 					runtime.Gosched()
