@@ -205,3 +205,32 @@ func ExampleWithErrorHandler() {
 	// recovered: division by zero
 	// 25
 }
+
+// Forward feeds an actor, or a router, from a channel you already have.
+func ExampleForward() {
+	ctx := context.Background()
+	lines := make(chan string)
+	printed := make(chan struct{})
+	printer := crew.Spawn(ctx, func(_ context.Context, line string) error {
+		fmt.Println(line)
+		if line == "bye" {
+			close(printed)
+		}
+		return nil
+	})
+	go func() { // the producer you already had
+		defer close(lines)
+		for _, l := range []string{"hello", "bye"} {
+			lines <- l
+		}
+	}()
+	if err := crew.Forward(ctx, lines, printer); err != nil {
+		fmt.Println(err)
+	}
+	<-printed
+	printer.Stop()
+	<-printer.Done()
+	// Output:
+	// hello
+	// bye
+}
