@@ -1,14 +1,16 @@
 package crew
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"math/bits"
+	"strconv"
 	"sync/atomic"
 )
 
 // An Option configures an actor (Spawn), a router that spawns its routees
-// (SpawnRouter) or, later, a pool. An option that does not apply to what it
+// (SpawnRouter) or a pool (NewPool, NewGroup, WithContext). An option that does not apply to what it
 // is passed to, such as WithStrategy to Spawn, is ignored.
 type Option func(*options)
 
@@ -18,6 +20,14 @@ type options struct {
 	deadLetters func(DeadLetter)
 	onError     func(error)
 	strategy    Strategy
+	labels      []string    // pprof labels of the actor's goroutine, beside crew.actor
+	idle        func() bool // what the actor does when its mailbox is empty, if not wait
+
+	// pools only
+	queueSize     int
+	parent        context.Context
+	cancelOnError bool
+	allErrors     bool
 }
 
 func collect(opts []Option) options {
@@ -114,4 +124,50 @@ func logError(err error) {
 	if n, ok := errorLog.next(); ok {
 		slog.Error("crew: handler failed", "err", err, "count", n)
 	}
+}
+
+// WithQueueSize lets each worker of a pool hold up to n jobs waiting beside
+// the one it runs: the pool accepts at most workers×(n+1) unfinished jobs,
+// and Submit blocks while it holds that many. The default, with the
+// default mailbox, is DefaultQueueSize; with WithMailbox, the pool sets no
+// limit of its own unless given this option. A small n keeps slow jobs from
+// delaying many others (the pool balances like one shared queue); a larger
+// one lets submitters run further ahead of the workers. It panics if n is
+// less than 1.
+func WithQueueSize(n int) Option {
+	if n < 1 {
+		panic("crew: WithQueueSize: n must be at least 1, got " + strconv.Itoa(n))
+	}
+	return func(o *options) { o.queueSize = n }
+}
+
+// WithParent derives a pool's context, the one its jobs receive, from ctx:
+// once ctx is done, the jobs still queued are skipped (counted in
+// Stats.Canceled, and sent to WithDeadLetters' sink if there is one) and
+// Submit refuses new ones. Without it the pool's context derives from
+// context.Background. WithContext sets it.
+func WithParent(ctx context.Context) Option {
+	if ctx == nil {
+		panic("crew: WithParent: nil context")
+	}
+	return func(o *options) { o.parent = ctx }
+}
+
+// WithCancelOnError makes the first error (or panic) of a pool's jobs
+// cancel the pool's context, with that error as its cause, as errgroup's
+// WithContext does: jobs still queued are then skipped, and running ones see
+// their context done. WithContext sets it.
+func WithCancelOnError() Option {
+	return func(o *options) { o.cancelOnError = true }
+}
+
+// WithAllErrors makes a pool's Wait return every error its jobs returned or
+// raised, joined with errors.Join in the order they were recorded, instead of
+// the first one alone. Errors that only echo the end of the pool's context
+// (context.Canceled or DeadlineExceeded returned once it is done, as jobs
+// interrupted by the first error's cancellation do) are left out, but for the
+// first error. The pool keeps every error until Wait: a pool whose jobs fail
+// by the million keeps a million errors.
+func WithAllErrors() Option {
+	return func(o *options) { o.allErrors = true }
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
 
@@ -33,6 +34,9 @@ type Ref[T any] struct {
 	handle  func(context.Context, T) error
 	sink    func(DeadLetter)
 	onError func(error)
+
+	labels []string // pprof label pairs, set on the goroutine as it starts
+	idle   func() bool // called when the mailbox is empty; true: look again
 
 	signal chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
 	done   chan struct{} // closed by the second of shutdown and the goroutine's exit
@@ -68,7 +72,9 @@ type routeState struct {
 // Options: WithMailbox (default NewUnbounded), WithDeadLetters,
 // WithErrorHandler, WithName (default "actor-1", "actor-2", ...). Spawn
 // panics if ctx or handle is nil, or if WithMailbox's type does not match T.
-// To feed an actor from a channel you already have, see Forward.
+// To feed an actor from a channel you already have, see Forward. The
+// actor's goroutine carries the runtime/pprof label crew.actor=name, so that
+// CPU profiles show which actor burns the time.
 func Spawn[T any](ctx context.Context, handle func(context.Context, T) error, opts ...Option) *Ref[T] {
 	o := collect(opts)
 	return spawn(ctx, handle, &o, o.name)
@@ -92,6 +98,8 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 		onError: o.onError,
 		signal:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
+		labels:  append([]string{"crew.actor", name}, o.labels...),
+		idle:    o.idle,
 	}
 	if r.sink == nil {
 		r.sink = logDeadLetter
@@ -159,6 +167,9 @@ func (r *Ref[T]) deadLetter(msg T, reason error) {
 
 // run is the actor's goroutine.
 func (r *Ref[T]) run(ctx context.Context) {
+	// Label the goroutine once, so that CPU profiles show which actor (and
+	// which pool) burns the time; goroutines a handler starts inherit them.
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(r.labels...)))
 	// When ctx ends, stop at once, not after the message in hand: Tell
 	// refuses from then on and routers skip the actor.
 	unregister := context.AfterFunc(ctx, func() { r.shutdown(context.Cause(ctx)) })
@@ -207,6 +218,9 @@ func (r *Ref[T]) loop(ctx context.Context) {
 			}
 			msg, ok := r.mb.Dequeue()
 			if !ok {
+				if r.idle != nil && r.idle() {
+					continue // it found work elsewhere (a pool's worker)
+				}
 				r.busy.Store(false)
 				break
 			}
