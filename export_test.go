@@ -25,3 +25,9 @@ func PriorityCap[T any](p *Priority[T]) int {
 func BoundedWaitersOf[T any](r *Ref[T]) int {
 	return BoundedWaiters(r.mb.(*Bounded[T]))
 }
+
+// PoolBlocked reports how many Submits are blocked on p, waiting for room.
+func PoolBlocked[T any](p *Pool[T]) int { return int(p.nwait.Load()) }
+
+// PoolClosed reports whether Wait has begun closing p.
+func PoolClosed[T any](p *Pool[T]) bool { return p.state.Load()&closedBit != 0 }

@@ -1,0 +1,609 @@
+package crew
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/sourcegraph/conc/panics"
+)
+
+// ErrPoolClosed is returned by Submit and TrySubmit (as false) once Wait has
+// been called, for a job that does not come from one of the pool's own jobs.
+var ErrPoolClosed = errors.New("crew: pool closed")
+
+// A Job is the unit of work of a group (NewGroup, WithContext): a function
+// that receives the pool's context and reports failure as an error.
+type Job = func(context.Context) error
+
+// DefaultQueueSize is how many jobs each worker of a pool with the default
+// mailbox may hold waiting beside the one it runs (see WithQueueSize): small,
+// so that a burst of jobs spreads over the workers as it would through one
+// shared queue, instead of piling up behind a slow job.
+const DefaultQueueSize = 2
+
+// A Pool runs jobs of type T on a fixed set of worker goroutines, each an
+// actor with its own mailbox, and sends each job to the worker its strategy
+// picks (SmallestMailbox by default: the least loaded one). It replaces an
+// errgroup fan-out: Submit where you would call Go, Wait where you would call
+// Wait. Create one with NewPool (typed jobs and one handler), NewGroup (jobs
+// are functions) or WithContext (a group whose context the first error
+// cancels).
+//
+// A Pool is safe for concurrent use. Its worker goroutines start in the
+// constructor and end in Wait, which every pool must reach: a pool that is
+// never waited for leaks its workers.
+//
+// With the default mailbox the pool holds at most workers×(1+queue size)
+// jobs that are queued or running; Submit blocks while it is full and takes
+// the first room that opens in any worker. A pool given its own mailbox
+// (WithMailbox) leaves the bound to that mailbox unless WithQueueSize is
+// given too.
+type Pool[T any] struct {
+	// state counts the jobs accepted and not yet finished (queued, running,
+	// or between Submit's admission and the mailbox), with closedBit set once
+	// Wait began. One word for both, so that admission and the end of a job
+	// each cost one atomic operation, and Wait sees the count reach zero
+	// exactly once after closing.
+	state atomic.Int64
+	_     [56]byte
+
+	limit   int64 // most jobs in state's count; 0: no limit of the pool's own
+	workers []worker[T]
+	picker  Picker
+	handle  func(context.Context, T) error
+	isNil   func(T) bool // reports a nil job, for groups
+	custom  bool         // the mailboxes come from WithMailbox
+	started atomic.Bool  // every worker's ref is set, so workers may steal
+	name    string
+
+	ctx           context.Context // the pool's context, which jobs receive
+	cancel        context.CancelCauseFunc
+	cancelOnError bool
+	allErrors     bool
+	sink          func(DeadLetter) // the user's dead-letter sink, or nil
+	dropped       atomic.Int64     // jobs a mailbox or a dying worker discarded
+
+	mu      sync.Mutex // guards waiters, err and errs
+	waiters []*blocked  // Submits blocked on a full pool, in arrival order
+	err     error      // the first error
+	errs    []error    // every error, with WithAllErrors
+	nwait   atomic.Int32
+
+	waitOnce sync.Once
+	drained  chan struct{} // closed when the count reaches zero after Wait began
+	result   error
+}
+
+const closedBit = 1 << 62
+
+// A worker is one of the pool's actors and the counters it alone writes
+// (read by Stats).
+type worker[T any] struct {
+	pool *Pool[T]
+	ref  *Ref[T]
+	ctx  context.Context // the pool's context, marked as this worker's
+	index int
+
+	handled, failed, panicked, canceled, inline, stolen atomic.Int64
+	_                                                   [40]byte // 128 bytes in all
+}
+
+// workerKey marks the context a worker hands its jobs, so that a job's
+// Submit to its own pool is recognised (see Submit).
+type workerKey struct{}
+
+// NewPool starts a pool of workers goroutines that call handle for each job
+// submitted, one job at a time per worker. handle receives the pool's
+// context: by default one that Wait cancels when it returns; WithParent
+// derives it from a context of yours, and WithCancelOnError makes the first
+// error cancel it. Any mailbox works (WithMailbox), such as a priority
+// mailbox for urgent jobs first.
+//
+// Options: WithName (the pool's name, "pool-1" by default; workers are
+// name-0, name-1, ...), WithStrategy, WithMailbox, WithQueueSize,
+// WithParent, WithCancelOnError, WithAllErrors and WithDeadLetters.
+// NewPool panics if workers is less than 1 or handle is nil.
+func NewPool[T any](workers int, handle func(context.Context, T) error, opts ...Option) *Pool[T] {
+	if workers < 1 {
+		panic("crew: NewPool: workers must be at least 1, got " + strconv.Itoa(workers))
+	}
+	if handle == nil {
+		panic("crew: NewPool: nil handler")
+	}
+	o := collect(opts)
+	return newPool(workers, handle, &o)
+}
+
+// NewGroup starts a pool of workers goroutines whose jobs are functions, as
+// errgroup's are. See NewPool for the options. Submit panics on a nil job.
+func NewGroup(workers int, opts ...Option) *Pool[Job] {
+	if workers < 1 {
+		panic("crew: NewGroup: workers must be at least 1, got " + strconv.Itoa(workers))
+	}
+	o := collect(opts)
+	p := newPool(workers, runJob, &o)
+	p.isNil = func(j Job) bool { return j == nil }
+	return p
+}
+
+func runJob(ctx context.Context, j Job) error { return j(ctx) }
+
+// WithContext starts a group, as NewGroup does, whose context derives from
+// ctx and is canceled, with the first error as its cause, by the first job
+// that fails, or when Wait returns, whichever comes first. It returns the
+// group and that context, which jobs also receive. It is errgroup's
+// WithContext with a limit of workers goroutines.
+func WithContext(ctx context.Context, workers int, opts ...Option) (*Pool[Job], context.Context) {
+	if ctx == nil {
+		panic("crew: WithContext: nil context")
+	}
+	opts = append([]Option{WithParent(ctx), WithCancelOnError()}, opts...)
+	p := NewGroup(workers, opts...)
+	return p, p.ctx
+}
+
+var poolSeq atomic.Int64
+
+func newPool[T any](n int, handle func(context.Context, T) error, o *options) *Pool[T] {
+	parent := o.parent
+	if parent == nil {
+		parent = context.Background()
+	}
+	p := &Pool[T]{
+		handle:        handle,
+		name:          o.name,
+		cancelOnError: o.cancelOnError,
+		allErrors:     o.allErrors,
+		sink:          o.deadLetters,
+		workers:       make([]worker[T], n),
+		drained:       make(chan struct{}),
+		custom:        o.newMailbox != nil,
+	}
+	if p.name == "" {
+		p.name = "pool-" + strconv.FormatInt(poolSeq.Add(1), 10)
+	}
+	p.ctx, p.cancel = context.WithCancelCause(parent)
+	switch {
+	case o.queueSize > 0:
+		p.limit = int64(n) * int64(1+o.queueSize)
+	case o.newMailbox == nil:
+		p.limit = int64(n) * (1 + DefaultQueueSize)
+	}
+	s := o.strategy
+	if s == nil {
+		s = SmallestMailbox()
+	}
+	wo := *o
+	wo.deadLetters = p.deadLetter
+	wo.onError = p.workerError
+	p.picker = Picker{strategy: s, slots: make([]slot, n)}
+	for i := range p.workers {
+		w := &p.workers[i]
+		w.pool = p
+		w.ctx = context.WithValue(p.ctx, workerKey{}, w)
+		w.index = i
+		wo.labels = []string{"crew.pool", p.name, "crew.worker", strconv.Itoa(i)}
+		wo.idle = w.steal
+		// The actor's own context never ends: the pool stops its workers in
+		// Wait, after the last job, and handles its own context's end by
+		// skipping jobs (see run), so that every accepted job is accounted.
+		w.ref = spawn(context.Background(), w.run, &wo, p.name+"-"+strconv.Itoa(i))
+		p.picker.slots[i] = newSlot(w.ref)
+	}
+	p.started.Store(true) // publishes the workers to steal
+	return p
+}
+
+// Submit sends job to the worker the strategy picks. It returns nil once the
+// job is queued (or has run, see below); it does not wait for the job to
+// finish: Wait does. The job will run with the pool's context, not ctx:
+// ctx only bounds the wait for room.
+//
+// Submit blocks only while the pool is full, and then takes the first room
+// that opens in any worker, in the order the blocked Submits arrived. It
+// returns ctx.Err() if ctx ends first, or at once if ctx is already done;
+// the pool context's Err() once that context is done (after the first error
+// of a WithContext group, say), since the job would not run; and
+// ErrPoolClosed after Wait. It does not allocate in steady traffic.
+//
+// A job may submit more jobs to its own pool by calling Submit with the
+// context it received (or one derived from it). Such a Submit never blocks:
+// when the pool is full it runs the new job itself, inline, before it
+// returns, so that jobs waiting for room held by jobs waiting for room
+// cannot deadlock the pool. It is also accepted after Wait began, which
+// then waits for it too, as errgroup's Wait does for a Go called by a
+// goroutine of the group. A Submit from a job with another context blocks
+// like any other and can deadlock a full pool.
+func (p *Pool[T]) Submit(ctx context.Context, job T) error {
+	if p.isNil != nil && p.isNil(job) {
+		panic("crew: Submit: nil job")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := p.ctx.Err(); err != nil {
+		if p.state.Load()&closedBit != 0 {
+			return ErrPoolClosed // Wait canceled the context on its way out
+		}
+		return err
+	}
+	// A job's own Submit must never block: with a mailbox of the user's,
+	// which may block in Enqueue, look for it at once; otherwise only when
+	// the pool is full or closed.
+	var own *worker[T]
+	if p.custom {
+		own = p.caller(ctx)
+	}
+	if !p.enter() {
+		if own == nil {
+			own = p.caller(ctx)
+		}
+		switch {
+		case own != nil:
+			if !p.enterOwn() {
+				own.runInline(job)
+				return nil
+			}
+		case p.state.Load()&closedBit != 0:
+			return ErrPoolClosed
+		default:
+			if err := p.await(ctx); err != nil {
+				return err
+			}
+		}
+	}
+	return p.dispatch(ctx, job, own)
+}
+
+// TrySubmit queues job if there is room right now, without blocking, and
+// reports whether it did, like errgroup's TryGo. It returns false when the
+// pool is full (a mailbox of the pool's choosing would have to block or
+// refuse), closed by Wait, or its context is done.
+func (p *Pool[T]) TrySubmit(job T) bool {
+	if p.isNil != nil && p.isNil(job) {
+		panic("crew: TrySubmit: nil job")
+	}
+	if p.ctx.Err() != nil || !p.enter() {
+		return false
+	}
+	return p.dispatch(canceledCtx, job, nil) == nil
+}
+
+// canceledCtx makes a Backpressure mailbox's Enqueue return at once when it
+// is full, instead of blocking.
+var canceledCtx = func() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
+}()
+
+// enter counts a job in if the pool is open, has room and no Submit waits
+// before it.
+func (p *Pool[T]) enter() bool {
+	for {
+		s := p.state.Load()
+		if s&closedBit != 0 || p.limit > 0 && (s >= p.limit || p.nwait.Load() > 0) {
+			return false
+		}
+		if p.state.CompareAndSwap(s, s+1) {
+			return true
+		}
+	}
+}
+
+// enterOwn counts in a job submitted by one of the pool's jobs if there is
+// room, whether or not Wait began, and jumps the queue of blocked Submits:
+// the job holding the room is running and keeps a worker busy.
+func (p *Pool[T]) enterOwn() bool {
+	for {
+		s := p.state.Load()
+		if p.limit > 0 && s&^closedBit >= p.limit {
+			return false
+		}
+		if p.state.CompareAndSwap(s, s+1) {
+			return true
+		}
+	}
+}
+
+// caller returns the worker whose job handed out ctx, if it is one of p's.
+func (p *Pool[T]) caller(ctx context.Context) *worker[T] {
+	if w, ok := ctx.Value(workerKey{}).(*worker[T]); ok && w.pool == p {
+		return w
+	}
+	return nil
+}
+
+// dispatch queues a job already counted in. own is the calling worker when
+// the job comes from one of the pool's jobs: a full mailbox then makes it
+// run the job inline rather than block (only a pool with no limit of its
+// own gets that far).
+func (p *Pool[T]) dispatch(ctx context.Context, job T, own *worker[T]) error {
+	if own != nil {
+		ctx = canceledCtx
+	}
+	for range len(p.workers) {
+		i := p.picker.Pick()
+		if i < 0 {
+			break
+		}
+		err := p.workers[i].ref.tell(ctx, job)
+		switch {
+		case err == nil:
+			return nil
+		case err == ErrStopped:
+			continue // the worker died (runtime.Goexit in a job): pick again
+		case own != nil && (err == ctx.Err() || errors.Is(err, ErrMailboxFull)):
+			p.leave()
+			own.runInline(job)
+			return nil
+		}
+		p.leave()
+		return err
+	}
+	p.leave()
+	if p.state.Load()&closedBit != 0 {
+		return ErrPoolClosed
+	}
+	return ErrNoRoutee
+}
+
+// A blocked is a Submit blocked on a full pool. ready (cap 1) receives once
+// the pool counted its job in on its behalf.
+type blocked struct{ ready chan struct{} }
+
+var blockedPool = sync.Pool{New: func() any { return &blocked{ready: make(chan struct{}, 1)} }}
+
+// await blocks until a finishing job hands its room to this Submit, counting
+// the job in, or until ctx or the pool's context ends.
+func (p *Pool[T]) await(ctx context.Context) error {
+	w := blockedPool.Get().(*blocked)
+	p.mu.Lock()
+	p.waiters = append(p.waiters, w)
+	// Raise nwait before looking at the count: a job that finished before
+	// this saw nwait == 0 and handed its room to no one, so take it here.
+	// The job's decrement and nwait are both sequentially consistent, so
+	// either it sees this waiter or grant below sees its room.
+	p.nwait.Add(1)
+	p.grant()
+	p.mu.Unlock()
+	select {
+	case <-w.ready:
+		blockedPool.Put(w)
+		if err := p.ctx.Err(); err != nil {
+			p.leave() // the job would not run
+			return err
+		}
+		return nil
+	case <-ctx.Done():
+	case <-p.ctx.Done():
+	}
+	p.mu.Lock()
+	i := slices.Index(p.waiters, w)
+	if i >= 0 {
+		p.waiters = slices.Delete(p.waiters, i, i+1)
+		p.nwait.Add(-1)
+	}
+	p.mu.Unlock()
+	if i < 0 {
+		<-w.ready // granted meanwhile: give the room back
+		p.leave()
+	}
+	blockedPool.Put(w)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return p.ctx.Err()
+}
+
+// grant hands free room to the blocked Submits, first come first served.
+// p.mu is held.
+func (p *Pool[T]) grant() {
+	for len(p.waiters) > 0 {
+		s := p.state.Load()
+		if s&^closedBit >= p.limit {
+			return
+		}
+		if !p.state.CompareAndSwap(s, s+1) {
+			continue
+		}
+		w := p.waiters[0]
+		p.waiters[0] = nil
+		p.waiters = p.waiters[1:]
+		p.nwait.Add(-1)
+		w.ready <- struct{}{}
+	}
+}
+
+// leave counts a job out: it finished, was skipped, or was never queued.
+func (p *Pool[T]) leave() {
+	s := p.state.Add(-1)
+	if p.nwait.Load() > 0 {
+		p.mu.Lock()
+		p.grant()
+		p.mu.Unlock()
+	}
+	if s == closedBit {
+		close(p.drained) // the last job after Wait began: once only
+	}
+}
+
+// run is the worker's handler: it runs one job and accounts for it.
+func (w *worker[T]) run(_ context.Context, job T) error {
+	p := w.pool
+	if p.ctx.Err() != nil {
+		// The pool's context is done: the job is not started, only counted.
+		w.canceled.Store(w.canceled.Load() + 1)
+		if p.sink != nil {
+			p.sink(DeadLetter{Message: job, Target: w.ref.name, Reason: context.Cause(p.ctx)})
+		}
+		p.leave()
+		return nil
+	}
+	w.call(job, true)
+	return nil
+}
+
+// steal runs one job queued for another worker, if there is one, and
+// reports whether it did. The worker calls it when it finds its own mailbox
+// empty, before it waits: an idle worker takes over a job stuck behind a
+// slow one, and a worker that keeps finding work keeps running, instead of
+// parking while its siblings are woken one job at a time.
+func (w *worker[T]) steal() bool {
+	if !w.pool.started.Load() {
+		return false
+	}
+	ws := w.pool.workers
+	for k := 1; k < len(ws); k++ {
+		j := w.index + k
+		if j >= len(ws) {
+			j -= len(ws)
+		}
+		v := ws[j].ref
+		if v.mb.Len() == 0 {
+			continue
+		}
+		job, ok := v.mb.Dequeue()
+		if !ok {
+			continue
+		}
+		// Move the job's weight from the victim's load to this worker's
+		// while it runs, so that strategies see where it is.
+		w.ref.load.Add(1)
+		v.load.Add(-1)
+		w.stolen.Store(w.stolen.Load() + 1)
+		_ = w.run(nil, job)
+		w.ref.load.Add(-1)
+		return true
+	}
+	return false
+}
+
+// runInline runs a job submitted by one of the pool's jobs on a full pool,
+// on the submitting worker's goroutine; it was never counted in.
+func (w *worker[T]) runInline(job T) {
+	w.inline.Store(w.inline.Load() + 1)
+	w.call(job, false)
+}
+
+// call runs the job, records its error or panic, and counts it out if it
+// was counted in. The deferred function also runs when the job calls
+// runtime.Goexit, which ends the worker: its actor then reports that to
+// workerError and sends its queued jobs to deadLetter.
+func (w *worker[T]) call(job T, counted bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			w.panicked.Store(w.panicked.Load() + 1)
+			r := panics.NewRecovered(1, v)
+			w.fail(r.AsError())
+		}
+		w.handled.Store(w.handled.Load() + 1)
+		if counted {
+			w.pool.leave()
+		}
+	}()
+	if err := w.pool.handle(w.ctx, job); err != nil {
+		w.fail(err)
+	}
+}
+
+func (w *worker[T]) fail(err error) {
+	w.failed.Store(w.failed.Load() + 1)
+	w.pool.record(err)
+}
+
+// record keeps err for Wait and cancels the pool's context on the first
+// error if it should.
+func (p *Pool[T]) record(err error) {
+	p.mu.Lock()
+	first := p.err == nil
+	if first {
+		p.err = err
+	}
+	if p.allErrors && (first || !p.noise(err)) {
+		p.errs = append(p.errs, err)
+	}
+	p.mu.Unlock()
+	if first && p.cancelOnError {
+		p.cancel(err)
+	}
+}
+
+// noise reports whether err only echoes the end of the pool's context, as
+// the jobs still running when the first error canceled it tend to return.
+func (p *Pool[T]) noise(err error) bool {
+	return p.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
+// workerError receives what a worker's actor reports; the jobs' own errors
+// and panics are recorded by call, so this only sees a job's Goexit.
+func (p *Pool[T]) workerError(err error) { p.record(err) }
+
+// deadLetter counts out a job a worker's mailbox discarded (a DropOldest
+// mailbox of the user's) or left behind when its worker died.
+func (p *Pool[T]) deadLetter(d DeadLetter) {
+	p.dropped.Add(1)
+	if p.sink != nil {
+		p.sink(d)
+	} else {
+		logDeadLetter(d)
+	}
+	p.leave()
+}
+
+// Wait closes the pool to new jobs, waits until every accepted job has run
+// (or been skipped, once the pool's context is done), stops the workers and
+// waits for their goroutines to exit, cancels the pool's context, and
+// returns the first error a job returned or raised (a panic, as an error
+// that errors.As unwraps to *panics.ErrRecovered, with its stack). With
+// WithAllErrors it returns every error, joined. If the pool's context ended
+// and jobs were skipped but none failed, it returns the context's cause, so
+// that a pool never reports success for jobs that did not run.
+//
+// Wait may be called more than once, from any goroutine but the pool's own
+// jobs (which would wait for themselves); every call returns the same.
+func (p *Pool[T]) Wait() error {
+	p.waitOnce.Do(func() {
+		if p.state.Or(closedBit) == 0 {
+			close(p.drained)
+		}
+		<-p.drained
+		for i := range p.workers {
+			p.workers[i].ref.Stop() // their mailboxes are empty
+		}
+		for i := range p.workers {
+			<-p.workers[i].ref.Done()
+		}
+		p.result = p.outcome()
+		p.cancel(nil)
+	})
+	return p.result
+}
+
+// outcome is what Wait returns.
+func (p *Pool[T]) outcome() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.allErrors && len(p.errs) > 0 {
+		return errors.Join(p.errs...)
+	}
+	if p.err != nil {
+		return p.err
+	}
+	for i := range p.workers {
+		if p.workers[i].canceled.Load() > 0 {
+			return context.Cause(p.ctx)
+		}
+	}
+	return nil
+}
+
+// Context returns the pool's context: the one its jobs receive.
+func (p *Pool[T]) Context() context.Context { return p.ctx }
+
+// Name reports the pool's name (see WithName).
+func (p *Pool[T]) Name() string { return p.name }

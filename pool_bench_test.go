@@ -1,0 +1,102 @@
+package crew_test
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"testing"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/crewlib/crew"
+)
+
+const benchWorkers = 8
+
+func noop(context.Context) error { return nil }
+
+// BenchmarkPool sends b.N no-op jobs through 8 workers, from one submitter
+// and from 8, next to the baselines: a hand-written pool of 8 goroutines
+// reading one buffered channel, and errgroup with SetLimit(8). ns/op is the
+// cost of one job, start-up and Wait included.
+func BenchmarkPool(b *testing.B) {
+	for _, submitters := range []int{1, 8} {
+		name := strconv.Itoa(submitters) + "submitters/"
+		for _, s := range []struct {
+			name string
+			opts []crew.Option
+		}{
+			{"crew", nil},
+			{"crew-RoundRobin", []crew.Option{crew.WithStrategy(crew.RoundRobin())}},
+			{"crew-SmallestOfTwo", []crew.Option{crew.WithStrategy(crew.SmallestOfTwo())}},
+		} {
+			b.Run(name+s.name, func(b *testing.B) {
+				b.ReportAllocs()
+				p := crew.NewGroup(benchWorkers, s.opts...)
+				ctx := context.Background()
+				fanOut(b, submitters, func(n int) {
+					for range n {
+						if err := p.Submit(ctx, noop); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
+				if err := p.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
+		b.Run(name+"handwritten", func(b *testing.B) {
+			b.ReportAllocs()
+			ctx := context.Background()
+			jobs := make(chan crew.Job, benchWorkers)
+			var wg sync.WaitGroup
+			for range benchWorkers {
+				wg.Go(func() {
+					for j := range jobs {
+						_ = j(ctx)
+					}
+				})
+			}
+			fanOut(b, submitters, func(n int) {
+				for range n {
+					jobs <- noop
+				}
+			})
+			close(jobs)
+			wg.Wait()
+		})
+		b.Run(name+"errgroup", func(b *testing.B) {
+			b.ReportAllocs()
+			g, ctx := errgroup.WithContext(context.Background())
+			g.SetLimit(benchWorkers)
+			fanOut(b, submitters, func(n int) {
+				for range n {
+					g.Go(func() error { return noop(ctx) })
+				}
+			})
+			if err := g.Wait(); err != nil {
+				b.Fatal(err)
+			}
+		})
+	}
+}
+
+// fanOut splits b.N jobs between submitters goroutines calling submit.
+func fanOut(b *testing.B, submitters int, submit func(n int)) {
+	b.ResetTimer()
+	if submitters == 1 {
+		submit(b.N)
+		return
+	}
+	var wg sync.WaitGroup
+	for i := range submitters {
+		n := b.N / submitters
+		if i == 0 {
+			n += b.N % submitters
+		}
+		wg.Go(func() { submit(n) })
+	}
+	wg.Wait()
+}

@@ -1,0 +1,52 @@
+package crew
+
+import "context"
+
+// Map calls f on each of inputs on a pool of workers goroutines and returns
+// the results in the order of inputs. The first error (or panic, as an error
+// that errors.As unwraps to *panics.ErrRecovered) cancels the context f
+// receives, which derives from ctx; inputs not yet started are skipped, and
+// Map returns nil and that error once the calls in progress have returned.
+// If ctx ends first, Map returns nil and context.Cause(ctx).
+//
+// Map takes the options of NewPool but WithMailbox, which panics: its jobs
+// are indexes into inputs, not values of yours. It panics if workers is less
+// than 1 or f is nil. Each result is written by one worker and read after
+// all of them have stopped: R needs no locking.
+func Map[T, R any](ctx context.Context, workers int, inputs []T, f func(context.Context, T) (R, error), opts ...Option) ([]R, error) {
+	if ctx == nil {
+		panic("crew: Map: nil context")
+	}
+	if workers < 1 {
+		panic("crew: Map: workers must be at least 1")
+	}
+	if f == nil {
+		panic("crew: Map: nil function")
+	}
+	o := collect(opts)
+	if o.newMailbox != nil {
+		panic("crew: Map: WithMailbox does not apply")
+	}
+	o.parent, o.cancelOnError = ctx, true
+	out := make([]R, len(inputs))
+	p := newPool(min(workers, max(len(inputs), 1)), func(ctx context.Context, i int) error {
+		r, err := f(ctx, inputs[i])
+		out[i] = r
+		return err
+	}, &o)
+	var refused error
+	for i := range inputs {
+		if p.Submit(p.ctx, i) != nil {
+			refused = context.Cause(p.ctx) // the first error, or ctx's end
+			break
+		}
+	}
+	err := p.Wait()
+	if err == nil {
+		err = refused // ctx ended before every input was submitted
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
