@@ -68,7 +68,7 @@ type Pool[T any] struct {
 	dropped       atomic.Int64     // jobs a mailbox or a dying worker discarded
 
 	mu      sync.Mutex // guards waiters, err and errs
-	waiters []*blocked  // Submits blocked on a full pool, in arrival order
+	waiters []*blocked // Submits blocked on a full pool, in arrival order
 	err     error      // the first error
 	errs    []error    // every error, with WithAllErrors
 	nwait   atomic.Int32
@@ -83,9 +83,9 @@ const closedBit = 1 << 62
 // A worker is one of the pool's actors and the counters it alone writes
 // (read by Stats).
 type worker[T any] struct {
-	pool *Pool[T]
-	ref  *Ref[T]
-	ctx  context.Context // the pool's context, marked as this worker's
+	pool  *Pool[T]
+	ref   *Ref[T]
+	ctx   context.Context // the pool's context, marked as this worker's
 	index int
 
 	handled, failed, panicked, canceled, inline, stolen atomic.Int64

@@ -432,7 +432,7 @@ func TestBadInputPanicsWithACrewMessage(t *testing.T) {
 	assert.PanicsWithValue(t, "crew: NewPool: nil handler", func() { crew.NewPool[int](1, nil) })
 	assert.PanicsWithValue(t, "crew: NewGroup: workers must be at least 1, got -1", func() { crew.NewGroup(-1) })
 	assert.PanicsWithValue(t, "crew: WithQueueSize: n must be at least 1, got 0", func() { crew.WithQueueSize(0) })
-	assert.PanicsWithValue(t, "crew: WithParent: nil context", func() { crew.WithParent(nil) }) //nolint:staticcheck // the point
+	assert.PanicsWithValue(t, "crew: WithParent: nil context", func() { crew.WithParent(nil) })      //nolint:staticcheck // the point
 	assert.PanicsWithValue(t, "crew: WithContext: nil context", func() { crew.WithContext(nil, 1) }) //nolint:staticcheck // the point
 	p := crew.NewGroup(1)
 	assert.PanicsWithValue(t, "crew: Submit: nil job", func() { _ = p.Submit(context.Background(), nil) })

@@ -35,7 +35,7 @@ type Ref[T any] struct {
 	sink    func(DeadLetter)
 	onError func(error)
 
-	labels []string // pprof label pairs, set on the goroutine as it starts
+	labels []string    // pprof label pairs, set on the goroutine as it starts
 	idle   func() bool // called when the mailbox is empty; true: look again
 
 	signal chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
