@@ -83,10 +83,11 @@ const closedBit = 1 << 62
 // A worker is one of the pool's actors and the counters it alone writes
 // (read by Stats).
 type worker[T any] struct {
-	pool  *Pool[T]
-	ref   *Ref[T]
-	ctx   context.Context // the pool's context, marked as this worker's
-	index int
+	pool   *Pool[T]
+	ref    *Ref[T]
+	ctx    context.Context // the pool's context, marked as this worker's
+	index  int
+	victim int // where steal looks first; only the worker's goroutine uses it
 
 	handled, failed, panicked, canceled, inline, stolen atomic.Int64
 	_                                                   [40]byte // 128 bytes in all
@@ -458,10 +459,15 @@ func (w *worker[T]) steal() bool {
 		return false
 	}
 	ws := w.pool.workers
-	for k := 1; k < len(ws); k++ {
-		j := w.index + k
+	for k := range len(ws) {
+		// Start with the last worker robbed: while the submitters keep
+		// feeding it, it is where the next job is.
+		j := w.victim + k
 		if j >= len(ws) {
 			j -= len(ws)
+		}
+		if j == w.index {
+			continue
 		}
 		v := ws[j].ref
 		if v.mb.Len() == 0 {
@@ -476,6 +482,7 @@ func (w *worker[T]) steal() bool {
 		w.ref.load.Add(1)
 		v.load.Add(-1)
 		w.stolen.Store(w.stolen.Load() + 1)
+		w.victim = j
 		_ = w.run(nil, job)
 		w.ref.load.Add(-1)
 		return true

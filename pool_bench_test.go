@@ -29,6 +29,8 @@ func BenchmarkPool(b *testing.B) {
 			{"crew", nil},
 			{"crew-RoundRobin", []crew.Option{crew.WithStrategy(crew.RoundRobin())}},
 			{"crew-SmallestOfTwo", []crew.Option{crew.WithStrategy(crew.SmallestOfTwo())}},
+			{"crew-unbounded", []crew.Option{crew.WithMailbox(func() crew.Mailbox[crew.Job] { return crew.NewUnbounded[crew.Job]() })}},
+			{"crew-queue16", []crew.Option{crew.WithQueueSize(16)}},
 		} {
 			b.Run(name+s.name, func(b *testing.B) {
 				b.ReportAllocs()

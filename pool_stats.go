@@ -15,6 +15,7 @@ type PoolStats struct {
 	Canceled  int64 // jobs skipped because the pool's context was done
 	Dropped   int64 // jobs a mailbox discarded, or left behind by a worker that died
 	Inline    int64 // jobs submitted by a job of the pool while it was full, so run inline
+	Stolen    int64 // jobs an idle worker took from another's mailbox
 
 	// PerWorker has one entry per worker, in order, to show the balance.
 	PerWorker []WorkerStats
@@ -24,7 +25,7 @@ type PoolStats struct {
 type WorkerStats struct {
 	Name    string // the worker's actor name: the pool's name, "-", its index
 	Queued  int    // jobs waiting in its mailbox
-	Handled int64  // jobs it ran (Inline ones too)
+	Handled int64  // jobs it ran (Inline and Stolen ones too)
 }
 
 // Stats returns a snapshot of the pool's counters. It takes no lock and
@@ -41,6 +42,7 @@ func (p *Pool[T]) Stats() PoolStats {
 		s.Panicked += w.panicked.Load()
 		s.Canceled += w.canceled.Load()
 		s.Inline += w.inline.Load()
+		s.Stolen += w.stolen.Load()
 	}
 	s.Dropped = p.dropped.Load()
 	// Read the count last: a job that finished after its worker's counters

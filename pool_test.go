@@ -519,6 +519,7 @@ func TestIdleWorkersTakeJobsStuckBehindASlowOne(t *testing.T) {
 		require.NoError(t, p.Submit(context.Background(), v))
 	}
 	until(t, func() bool { return fast.Load() == 40 })
+	assert.GreaterOrEqual(t, p.Stats().Stolen, int64(20), "worker 1 ran worker 0's share")
 	close(release)
 	require.NoError(t, p.Wait())
 }
