@@ -106,4 +106,55 @@
 //	DropNewest    discard the new message, Enqueue returns ErrDropped: older data matters more
 //	DropOldest    evict the oldest to the drop hook, accept the new: the latest data supersedes
 //	Backpressure  block the sender until room, ctx done or Close; senders served in arrival order
+//
+// # Pools
+//
+// A Pool is a router that owns its workers and replaces an errgroup
+// fan-out (Submit where errgroup has Go, Wait where it has Wait):
+//
+//	p, ctx := crew.WithContext(ctx, 8) // 8 workers, smallest-mailbox dispatch
+//	for _, u := range urls {
+//		if err := p.Submit(ctx, func(ctx context.Context) error { return fetch(ctx, u) }); err != nil {
+//			break // ctx ended, or a job failed and canceled ctx
+//		}
+//	}
+//	err := p.Wait() // the first error, as errgroup's Wait
+//
+// Submit sends each job to the worker the strategy picks (SmallestMailbox
+// by default) and returns without waiting for it. By default each worker
+// holds at most DefaultQueueSize jobs waiting beside the one it runs
+// (WithQueueSize changes it): Submit blocks only while every worker is that
+// full, honours its ctx while it does, and takes the first room that opens
+// in any worker, in arrival order. A worker that runs out of jobs takes one
+// queued behind a busy worker before it sleeps, so a slow job never holds
+// up the jobs behind it while another worker is free, whatever the strategy.
+//
+// Wait closes the pool to new jobs, runs every job already accepted, stops
+// the workers (no goroutine is left behind) and returns the first error, or
+// all of them with WithAllErrors. A panic in a job is recovered with its
+// stack and returned by Wait as an error that errors.As unwraps to
+// *panics.ErrRecovered; the worker goes on. WithContext (or
+// WithCancelOnError) cancels the pool's context on the first error, with
+// that error as its cause: jobs still queued are then skipped and counted
+// (Stats), not run, and Submit refuses new ones.
+//
+// A job may submit more jobs to its own pool, passing the context it
+// received: when the pool is full, such a Submit runs the new job inline
+// instead of blocking, so recursive fan-outs cannot deadlock the pool, and
+// Wait waits for them too. Map runs a function over a slice and returns the
+// results in input order. Stats reports what every worker queued and ran.
+// Worker goroutines carry the pprof labels crew.pool and crew.worker.
+//
+//	pool                         jobs             bound                   use it for
+//	NewGroup(n)                  func(ctx) error  n*(1+DefaultQueueSize)  errgroup.Group with SetLimit(n)
+//	WithContext(ctx, n)          func(ctx) error  the same                errgroup.WithContext: the first error cancels
+//	NewPool(n, handle)           any T            the same                typed jobs, one handler
+//	NewPool(.., WithMailbox(f))  any T            the mailbox's own       priority or fair-per-key pools
+//	Map(ctx, n, inputs, f)       inputs[i]        n*(1+DefaultQueueSize)  ordered results, one call per input
+//
+// A no-op job costs about 125-150 ns through a pool of 8 workers on a
+// 2-core AMD EPYC (BenchmarkPool), with no allocation: 2.5x a hand-written
+// pool of goroutines reading one channel (~50-70 ns there), which has no
+// error handling, no panic recovery and no balance for uneven jobs, and 2.5x
+// faster than errgroup with SetLimit (~340-470 ns and 2 allocations).
 package crew

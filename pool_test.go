@@ -432,8 +432,9 @@ func TestBadInputPanicsWithACrewMessage(t *testing.T) {
 	assert.PanicsWithValue(t, "crew: NewPool: nil handler", func() { crew.NewPool[int](1, nil) })
 	assert.PanicsWithValue(t, "crew: NewGroup: workers must be at least 1, got -1", func() { crew.NewGroup(-1) })
 	assert.PanicsWithValue(t, "crew: WithQueueSize: n must be at least 1, got 0", func() { crew.WithQueueSize(0) })
-	assert.PanicsWithValue(t, "crew: WithParent: nil context", func() { crew.WithParent(nil) })      //nolint:staticcheck // the point
-	assert.PanicsWithValue(t, "crew: WithContext: nil context", func() { crew.WithContext(nil, 1) }) //nolint:staticcheck // the point
+	var noContext context.Context
+	assert.PanicsWithValue(t, "crew: WithParent: nil context", func() { crew.WithParent(noContext) })
+	assert.PanicsWithValue(t, "crew: WithContext: nil context", func() { crew.WithContext(noContext, 1) })
 	p := crew.NewGroup(1)
 	assert.PanicsWithValue(t, "crew: Submit: nil job", func() { _ = p.Submit(context.Background(), nil) })
 	assert.PanicsWithValue(t, "crew: TrySubmit: nil job", func() { p.TrySubmit(nil) })
@@ -567,4 +568,88 @@ func TestMapReportsItsContextEnding(t *testing.T) {
 		_, _ = crew.Map(context.Background(), 1, []int{1}, func(context.Context, int) (int, error) { return 1, nil },
 			crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewUnbounded[int]() }))
 	})
+}
+
+func TestPoolWithAMailboxThatDropsOrRefuses(t *testing.T) {
+	t.Run("DropOldest evicts to the dead letters", func(t *testing.T) {
+		var dead letters
+		started, release := make(chan struct{}), make(chan struct{})
+		p := crew.NewPool(1, func(_ context.Context, v int) error {
+			if v == 0 {
+				close(started)
+				<-release
+			}
+			return nil
+		}, crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1, crew.DropOldest) }),
+			crew.WithDeadLetters(dead.sink))
+		ctx := context.Background()
+		require.NoError(t, p.Submit(ctx, 0))
+		<-started
+		require.NoError(t, p.Submit(ctx, 1))
+		require.NoError(t, p.Submit(ctx, 2)) // evicts 1
+		close(release)
+		require.NoError(t, p.Wait())
+		assert.Equal(t, []int{1}, dead.messages())
+		s := p.Stats()
+		assert.EqualValues(t, 1, s.Dropped)
+		assert.EqualValues(t, 2, s.Completed)
+		assert.EqualValues(t, 3, s.Submitted)
+	})
+	t.Run("Fail returns ErrMailboxFull to Submit", func(t *testing.T) {
+		started, release := make(chan struct{}), make(chan struct{})
+		p := crew.NewPool(1, func(_ context.Context, v int) error {
+			if v == 0 {
+				close(started)
+				<-release
+			}
+			return nil
+		}, crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1, crew.Fail) }))
+		ctx := context.Background()
+		require.NoError(t, p.Submit(ctx, 0))
+		<-started
+		require.NoError(t, p.Submit(ctx, 1))
+		assert.ErrorIs(t, p.Submit(ctx, 2), crew.ErrMailboxFull)
+		assert.False(t, p.TrySubmit(3))
+		close(release)
+		require.NoError(t, p.Wait())
+		assert.EqualValues(t, 2, p.Stats().Submitted)
+	})
+}
+
+func TestAdmissionStaysExactUnderCancellations(t *testing.T) {
+	// Submitters race a full pool with contexts that end at random; every
+	// Submit that returned nil must have run, and no other.
+	const submitters, each = 8, 2000
+	var ran atomic.Int64
+	p := crew.NewPool(4, func(context.Context, int) error {
+		ran.Add(1)
+		return nil
+	}, crew.WithQueueSize(1))
+	var accepted atomic.Int64
+	var wg sync.WaitGroup
+	for s := range submitters {
+		wg.Go(func() {
+			for i := range each {
+				ctx, cancel := context.WithCancel(context.Background())
+				switch (s + i) % 3 {
+				case 0:
+					cancel()
+				case 1:
+					go cancel()
+				}
+				if p.Submit(ctx, i) == nil {
+					accepted.Add(1)
+				}
+				cancel()
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, p.Wait())
+	assert.Equal(t, accepted.Load(), ran.Load())
+	s := p.Stats()
+	assert.Equal(t, accepted.Load(), s.Submitted)
+	assert.Equal(t, accepted.Load(), s.Completed)
+	assert.Zero(t, crew.PoolBlocked(p))
+	assert.Positive(t, accepted.Load())
 }
