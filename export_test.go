@@ -30,4 +30,4 @@ func BoundedWaitersOf[T any](r *Ref[T]) int {
 func PoolBlocked[T any](p *Pool[T]) int { return int(p.nwait.Load()) }
 
 // PoolClosed reports whether Wait has begun closing p.
-func PoolClosed[T any](p *Pool[T]) bool { return p.state.Load()&closedBit != 0 }
+func PoolClosed[T any](p *Pool[T]) bool { return p.closed.Load() }

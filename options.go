@@ -22,6 +22,7 @@ type options struct {
 	strategy    Strategy
 	labels      []string    // pprof labels of the actor's goroutine, beside crew.actor
 	idle        func() bool // what the actor does when its mailbox is empty, if not wait
+	pooled      bool        // a pool's worker: its handler recovers panics and counts load out
 
 	// pools only
 	queueSize     int

@@ -41,22 +41,25 @@ const DefaultQueueSize = 2
 // (WithMailbox) leaves the bound to that mailbox unless WithQueueSize is
 // given too.
 type Pool[T any] struct {
-	// state counts the jobs accepted and not yet finished (queued, running,
-	// or between Submit's admission and the mailbox), with closedBit set once
-	// Wait began. One word for both, so that admission and the end of a job
-	// each cost one atomic operation, and Wait sees the count reach zero
-	// exactly once after closing.
-	state atomic.Int64
-	_     [56]byte
+	// closed is set once Wait began. Submit reads it after it counted a job
+	// in at a worker, and Wait sets it before it sums the workers' loads, so
+	// that a job is either refused or seen by Wait (both sequentially
+	// consistent). It sits on a line that rarely changes, with nwait.
+	closed atomic.Bool
+	nwait  atomic.Int32 // len(waiters), read without the lock
+	_      [56]byte
 
-	limit   int64 // most jobs in state's count; 0: no limit of the pool's own
-	workers []worker[T]
-	picker  Picker
-	handle  func(context.Context, T) error
-	isNil   func(T) bool // reports a nil job, for groups
-	custom  bool         // the mailboxes come from WithMailbox
-	started atomic.Bool  // every worker's ref is set, so workers may steal
-	name    string
+	// A job is counted in its worker's load (queued + in flight) from Submit
+	// to its end: the pool keeps no counter of its own that Submit and the
+	// workers would both write for every job. perWorker caps each load.
+	perWorker int64 // 1 + queue size; 0: no cap of the pool's own
+	workers   []worker[T]
+	picker    Picker
+	handle    func(context.Context, T) error
+	isNil     func(T) bool // reports a nil job, for groups
+	custom    bool         // the mailboxes come from WithMailbox
+	started   atomic.Bool  // every worker's ref is set, so workers may steal
+	name      string
 
 	ctx           context.Context // the pool's context, which jobs receive
 	cancel        context.CancelCauseFunc
@@ -69,14 +72,11 @@ type Pool[T any] struct {
 	waiters []*blocked // Submits blocked on a full pool, in arrival order
 	err     error      // the first error
 	errs    []error    // every error, with WithAllErrors
-	nwait   atomic.Int32
 
 	waitOnce sync.Once
-	drained  chan struct{} // closed when the count reaches zero after Wait began
+	settled  chan struct{} // cap 1: poked when a load drops after Wait began
 	result   error
 }
-
-const closedBit = 1 << 62
 
 // NewPool starts a pool of workers goroutines that call handle for each job
 // submitted, one job at a time per worker. handle receives the pool's
@@ -142,7 +142,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		allErrors:     o.allErrors,
 		sink:          o.deadLetters,
 		workers:       make([]worker[T], n),
-		drained:       make(chan struct{}),
+		settled:       make(chan struct{}, 1),
 		custom:        o.newMailbox != nil,
 	}
 	if p.name == "" {
@@ -151,9 +151,9 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	p.ctx, p.cancel = context.WithCancelCause(parent)
 	switch {
 	case o.queueSize > 0:
-		p.limit = int64(n) * int64(1+o.queueSize)
+		p.perWorker = 1 + int64(o.queueSize)
 	case o.newMailbox == nil:
-		p.limit = int64(n) * (1 + DefaultQueueSize)
+		p.perWorker = 1 + DefaultQueueSize
 	}
 	s := o.strategy
 	if s == nil {
@@ -162,6 +162,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	wo := *o
 	wo.deadLetters = p.deadLetter
 	wo.onError = p.workerError
+	wo.pooled = true
 	p.picker = Picker{strategy: s, slots: make([]slot, n)}
 	for i := range p.workers {
 		w := &p.workers[i]
@@ -208,7 +209,7 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 		return err
 	}
 	if err := p.ctx.Err(); err != nil {
-		if p.state.Load()&closedBit != 0 {
+		if p.closed.Load() {
 			return ErrPoolClosed // Wait canceled the context on its way out
 		}
 		return err
@@ -220,25 +221,37 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	if p.custom {
 		own = p.caller(ctx)
 	}
-	if !p.enter() {
+	i := full
+	if p.nwait.Load() == 0 { // blocked Submits go first
+		i = p.reserve()
+	}
+	if i == full {
 		if own == nil {
 			own = p.caller(ctx)
 		}
 		switch {
 		case own != nil:
-			if !p.enterOwn() {
+			// It may jump the queue: the job holding its room is running.
+			if i = p.reserve(); i == full {
 				own.runInline(job)
 				return nil
 			}
-		case p.state.Load()&closedBit != 0:
+		case p.closed.Load():
 			return ErrPoolClosed
 		default:
-			if err := p.await(ctx); err != nil {
+			var err error
+			if i, err = p.await(ctx); err != nil {
 				return err
 			}
 		}
 	}
-	return p.dispatch(ctx, job, own)
+	if p.closed.Load() && own == nil {
+		if own = p.caller(ctx); own == nil && i >= 0 {
+			p.unreserve(i) // Wait began meanwhile: the job is new
+			return ErrPoolClosed
+		}
+	}
+	return p.send(ctx, i, job, own)
 }
 
 // TrySubmit queues job if there is room right now, without blocking, and
@@ -249,10 +262,18 @@ func (p *Pool[T]) TrySubmit(job T) bool {
 	if p.isNil != nil && p.isNil(job) {
 		panic("crew: TrySubmit: nil job")
 	}
-	if p.ctx.Err() != nil || !p.enter() {
+	if p.ctx.Err() != nil || p.closed.Load() || p.nwait.Load() > 0 {
 		return false
 	}
-	return p.dispatch(canceledCtx, job, nil) == nil
+	i := p.reserve()
+	if i == full {
+		return false
+	}
+	if p.closed.Load() && i >= 0 {
+		p.unreserve(i)
+		return false
+	}
+	return p.send(canceledCtx, i, job, nil) == nil
 }
 
 // canceledCtx makes a Backpressure mailbox's Enqueue return at once when it
@@ -263,33 +284,57 @@ var canceledCtx = func() context.Context {
 	return ctx
 }()
 
-// enter counts a job in if the pool is open, has room and no Submit waits
-// before it.
-func (p *Pool[T]) enter() bool {
+// What reserve returns instead of a worker's index.
+const (
+	full   = -1 // every live worker is at its cap
+	noneUp = -2 // every worker has stopped (its jobs called runtime.Goexit)
+)
+
+// reserve counts a job in at the worker the strategy picks, or, if that one
+// is at its cap, at the next one with room, and returns its index.
+func (p *Pool[T]) reserve() int {
+	i := p.picker.Pick()
+	if i < 0 {
+		return noneUp
+	}
+	if p.perWorker == 0 {
+		p.workers[i].ref.load.Add(1)
+		return i
+	}
+	if p.take(i) {
+		return i
+	}
+	n := len(p.workers)
+	for k := 1; k < n; k++ {
+		j := i + k
+		if j >= n {
+			j -= n
+		}
+		if !p.workers[j].ref.stopped.Load() && p.take(j) {
+			return j
+		}
+	}
+	return full
+}
+
+// take counts a job in at worker i if its load is under the cap.
+func (p *Pool[T]) take(i int) bool {
+	load := &p.workers[i].ref.load
 	for {
-		s := p.state.Load()
-		if s&closedBit != 0 || p.limit > 0 && (s >= p.limit || p.nwait.Load() > 0) {
+		l := load.Load()
+		if l >= p.perWorker {
 			return false
 		}
-		if p.state.CompareAndSwap(s, s+1) {
+		if load.CompareAndSwap(l, l+1) {
 			return true
 		}
 	}
 }
 
-// enterOwn counts in a job submitted by one of the pool's jobs if there is
-// room, whether or not Wait began, and jumps the queue of blocked Submits:
-// the job holding the room is running and keeps a worker busy.
-func (p *Pool[T]) enterOwn() bool {
-	for {
-		s := p.state.Load()
-		if p.limit > 0 && s&^closedBit >= p.limit {
-			return false
-		}
-		if p.state.CompareAndSwap(s, s+1) {
-			return true
-		}
-	}
+// unreserve counts out a job reserve counted in and that will not be sent.
+func (p *Pool[T]) unreserve(i int) {
+	p.workers[i].ref.load.Add(-1)
+	p.settle()
 }
 
 // caller returns the worker whose job handed out ctx, if it is one of p's.
@@ -300,118 +345,135 @@ func (p *Pool[T]) caller(ctx context.Context) *worker[T] {
 	return nil
 }
 
-// dispatch queues a job already counted in. own is the calling worker when
-// the job comes from one of the pool's jobs: a full mailbox then makes it
-// run the job inline rather than block (only a pool with no limit of its
-// own gets that far).
-func (p *Pool[T]) dispatch(ctx context.Context, job T, own *worker[T]) error {
+// send queues a job counted in at worker i (or noneUp). own is the calling
+// worker when the job comes from one of the pool's jobs: a full mailbox
+// then makes it run the job inline rather than block (only a pool without a
+// cap of its own gets that far).
+func (p *Pool[T]) send(ctx context.Context, i int, job T, own *worker[T]) error {
 	if own != nil {
 		ctx = canceledCtx
 	}
 	for range len(p.workers) {
-		i := p.picker.Pick()
-		if i < 0 {
+		if i == noneUp {
 			break
 		}
-		err := p.workers[i].ref.tell(ctx, job)
-		switch {
-		case err == nil:
+		err := p.workers[i].ref.push(ctx, job)
+		if err == nil {
 			return nil
+		}
+		p.settle() // push counted the job out
+		switch {
 		case err == ErrStopped:
-			continue // the worker died (runtime.Goexit in a job): pick again
-		case own != nil && (err == ctx.Err() || errors.Is(err, ErrMailboxFull)):
-			p.leave()
+			// The worker died (runtime.Goexit in a job): count in elsewhere.
+			if i = p.reserve(); i == full {
+				i = p.picker.Pick()
+				if i >= 0 {
+					p.workers[i].ref.load.Add(1) // over the cap, once
+				}
+			}
+			continue
+		case own != nil && (err == context.Canceled || errors.Is(err, ErrMailboxFull)):
 			own.runInline(job)
 			return nil
 		}
-		p.leave()
 		return err
-	}
-	p.leave()
-	if p.state.Load()&closedBit != 0 {
-		return ErrPoolClosed
 	}
 	return ErrNoRoutee
 }
 
-// A blocked is a Submit blocked on a full pool. ready (cap 1) receives once
-// the pool counted its job in on its behalf.
-type blocked struct{ ready chan struct{} }
+// A blocked is a Submit waiting for room. ready (cap 1) receives the index
+// of the worker where the pool counted its job in, or full once Wait began.
+type blocked struct{ ready chan int }
 
-var blockedPool = sync.Pool{New: func() any { return &blocked{ready: make(chan struct{}, 1)} }}
+var blockedPool = sync.Pool{New: func() any { return &blocked{ready: make(chan int, 1)} }}
 
-// await blocks until a finishing job hands its room to this Submit, counting
-// the job in, or until ctx or the pool's context ends.
-func (p *Pool[T]) await(ctx context.Context) error {
-	w := blockedPool.Get().(*blocked)
+// await blocks until a job that ends hands its room to this Submit, and
+// returns the worker where the job is counted in; or until ctx or the
+// pool's context ends, or Wait begins.
+func (p *Pool[T]) await(ctx context.Context) (int, error) {
+	b := blockedPool.Get().(*blocked)
 	p.mu.Lock()
-	p.waiters = append(p.waiters, w)
-	// Raise nwait before looking at the count: a job that finished before
-	// this saw nwait == 0 and handed its room to no one, so take it here.
-	// The job's decrement and nwait are both sequentially consistent, so
-	// either it sees this waiter or grant below sees its room.
+	if p.closed.Load() {
+		p.mu.Unlock()
+		blockedPool.Put(b)
+		return 0, ErrPoolClosed
+	}
+	p.waiters = append(p.waiters, b)
+	// Raise nwait before looking for room: a job that ended before this saw
+	// nwait == 0 and handed its room to no one, so take it here. The job's
+	// decrement and nwait are both sequentially consistent, so either it
+	// sees this waiter or grant below sees its room.
 	p.nwait.Add(1)
 	p.grant()
 	p.mu.Unlock()
 	select {
-	case <-w.ready:
-		blockedPool.Put(w)
-		if err := p.ctx.Err(); err != nil {
-			p.leave() // the job would not run
-			return err
+	case i := <-b.ready:
+		blockedPool.Put(b)
+		if i == full {
+			return 0, ErrPoolClosed
 		}
-		return nil
+		return i, nil
 	case <-ctx.Done():
 	case <-p.ctx.Done():
 	}
 	p.mu.Lock()
-	i := slices.Index(p.waiters, w)
-	if i >= 0 {
-		p.waiters = slices.Delete(p.waiters, i, i+1)
+	k := slices.Index(p.waiters, b)
+	if k >= 0 {
+		p.waiters = slices.Delete(p.waiters, k, k+1)
 		p.nwait.Add(-1)
 	}
 	p.mu.Unlock()
-	if i < 0 {
-		<-w.ready // granted meanwhile: give the room back
-		p.leave()
+	if k < 0 {
+		if i := <-b.ready; i >= 0 {
+			p.unreserve(i) // granted meanwhile: give the room back
+		}
 	}
-	blockedPool.Put(w)
+	blockedPool.Put(b)
 	if err := ctx.Err(); err != nil {
-		return err
+		return 0, err
 	}
-	return p.ctx.Err()
+	return 0, p.ctx.Err()
 }
 
 // grant hands free room to the blocked Submits, first come first served.
 // p.mu is held.
 func (p *Pool[T]) grant() {
 	for len(p.waiters) > 0 {
-		s := p.state.Load()
-		if s&^closedBit >= p.limit {
+		i := p.reserve()
+		if i < 0 {
 			return
 		}
-		if !p.state.CompareAndSwap(s, s+1) {
-			continue
-		}
-		w := p.waiters[0]
+		b := p.waiters[0]
 		p.waiters[0] = nil
 		p.waiters = p.waiters[1:]
 		p.nwait.Add(-1)
-		w.ready <- struct{}{}
+		b.ready <- i
 	}
 }
 
-// leave counts a job out: it finished, was skipped, or was never queued.
-func (p *Pool[T]) leave() {
-	s := p.state.Add(-1)
+// settle follows every drop of a worker's load: it hands the room to a
+// blocked Submit, if any, and tells Wait, once it began, to count again.
+func (p *Pool[T]) settle() {
 	if p.nwait.Load() > 0 {
 		p.mu.Lock()
 		p.grant()
 		p.mu.Unlock()
 	}
-	if s == closedBit {
-		close(p.drained) // the last job after Wait began: once only
+	if p.closed.Load() {
+		select {
+		case p.settled <- struct{}{}:
+		default:
+		}
 	}
+}
+
+// pending sums the workers' loads: the jobs accepted and not finished.
+func (p *Pool[T]) pending() int64 {
+	var n int64
+	for i := range p.workers {
+		n += p.workers[i].ref.load.Load()
+	}
+	return n
 }
 
 // Wait closes the pool to new jobs, waits until every accepted job has run
@@ -427,10 +489,19 @@ func (p *Pool[T]) leave() {
 // jobs (which would wait for themselves); every call returns the same.
 func (p *Pool[T]) Wait() error {
 	p.waitOnce.Do(func() {
-		if p.state.Or(closedBit) == 0 {
-			close(p.drained)
+		p.closed.Store(true)
+		p.mu.Lock()
+		for _, b := range p.waiters {
+			b.ready <- full // a blocked Submit's job is new: refuse it
 		}
-		<-p.drained
+		p.waiters = nil
+		p.nwait.Store(0)
+		p.mu.Unlock()
+		// Every job ends with its worker's load dropping, then settle; the
+		// jobs' own Submits may still add some meanwhile.
+		for p.pending() > 0 {
+			<-p.settled
+		}
 		for i := range p.workers {
 			p.workers[i].ref.Stop() // their mailboxes are empty
 		}

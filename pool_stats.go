@@ -47,7 +47,7 @@ func (p *Pool[T]) Stats() PoolStats {
 	s.Dropped = p.dropped.Load()
 	// Read the count last: a job that finished after its worker's counters
 	// were read is then missing from both, never counted twice.
-	pending := p.state.Load() &^ closedBit
+	pending := p.pending()
 	s.Running = max(int(pending)-s.Queued, 0)
 	s.Submitted = s.Completed + s.Canceled + s.Dropped + pending
 	return s

@@ -175,18 +175,23 @@ func TestSubmitWithADoneContextRefusesAtOnce(t *testing.T) {
 }
 
 func TestBlockedSubmitTakesTheFirstRoomAnywhere(t *testing.T) {
-	// Two workers, one job waiting beside each running one. Worker A's jobs
-	// stay blocked; a Submit blocked on the full pool must get the room
-	// that opens when worker B's jobs end, not wait for A.
+	// Two workers, each running a job and holding one more. Only the job
+	// behind gateB can end; a Submit blocked on the full pool must get the
+	// room it leaves, wherever it is, and not wait for the others.
+	started := make(chan struct{}, 5)
 	p := crew.NewPool(2, func(ctx context.Context, gate chan struct{}) error {
+		started <- struct{}{}
 		<-gate
 		return nil
-	}, crew.WithQueueSize(1), crew.WithStrategy(crew.RoundRobin()))
+	}, crew.WithQueueSize(1))
 	gateA, gateB := make(chan struct{}), make(chan struct{})
 	ctx := context.Background()
-	for _, g := range []chan struct{}{gateA, gateB, gateA, gateB} {
-		require.NoError(t, p.Submit(ctx, g))
-	}
+	require.NoError(t, p.Submit(ctx, gateA))
+	<-started
+	require.NoError(t, p.Submit(ctx, gateB))
+	<-started // both workers are busy: what comes next waits
+	require.NoError(t, p.Submit(ctx, gateA))
+	require.NoError(t, p.Submit(ctx, gateA))
 	errc := make(chan error, 1)
 	free := make(chan struct{})
 	close(free)

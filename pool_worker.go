@@ -34,11 +34,17 @@ func (w *worker[T]) run(_ context.Context, job T) error {
 		if p.sink != nil {
 			p.sink(DeadLetter{Message: job, Target: w.ref.name, Reason: context.Cause(p.ctx)})
 		}
-		p.leave()
+		w.finish()
 		return nil
 	}
 	w.call(job, true)
 	return nil
+}
+
+// finish counts out a job of this worker's load.
+func (w *worker[T]) finish() {
+	w.ref.load.Add(-1)
+	w.pool.settle()
 }
 
 // steal runs one job queued for another worker, if there is one, and
@@ -70,13 +76,15 @@ func (w *worker[T]) steal() bool {
 			continue
 		}
 		// Move the job's weight from the victim's load to this worker's
-		// while it runs, so that strategies see where it is.
+		// while it runs, so that strategies see where it is; in that order,
+		// so that the sum Wait reads never drops to zero meanwhile. The
+		// victim has room again: hand it to a blocked Submit.
 		w.ref.load.Add(1)
 		v.load.Add(-1)
+		w.pool.settle()
 		w.stolen.Store(w.stolen.Load() + 1)
 		w.victim = j
-		_ = w.run(w.ctx, job)
-		w.ref.load.Add(-1)
+		_ = w.run(w.ctx, job) // counts the job out of this worker's load
 		return true
 	}
 	return false
@@ -102,7 +110,7 @@ func (w *worker[T]) call(job T, counted bool) {
 		}
 		w.handled.Store(w.handled.Load() + 1)
 		if counted {
-			w.pool.leave()
+			w.finish()
 		}
 	}()
 	if err := w.pool.handle(w.ctx, job); err != nil {
@@ -144,6 +152,7 @@ func (p *Pool[T]) workerError(err error) { p.record(err) }
 
 // deadLetter counts out a job a worker's mailbox discarded (a DropOldest
 // mailbox of the user's) or left behind when its worker died.
+// The actor counted the job out of its load before.
 func (p *Pool[T]) deadLetter(d DeadLetter) {
 	p.dropped.Add(1)
 	if p.sink != nil {
@@ -151,5 +160,5 @@ func (p *Pool[T]) deadLetter(d DeadLetter) {
 	} else {
 		logDeadLetter(d)
 	}
-	p.leave()
+	p.settle()
 }

@@ -37,6 +37,7 @@ type Ref[T any] struct {
 
 	labels []string    // pprof label pairs, set on the goroutine as it starts
 	idle   func() bool // called when the mailbox is empty; true: look again
+	pooled bool        // a pool's worker: handle recovers and counts out itself
 
 	signal chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
 	done   chan struct{} // closed by the second of shutdown and the goroutine's exit
@@ -100,6 +101,7 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 		done:    make(chan struct{}),
 		labels:  append([]string{"crew.actor", name}, o.labels...),
 		idle:    o.idle,
+		pooled:  o.pooled,
 	}
 	if r.sink == nil {
 		r.sink = logDeadLetter
@@ -149,6 +151,12 @@ func (r *Ref[T]) tell(ctx context.Context, msg T) error {
 		return ErrStopped
 	}
 	r.load.Add(1)
+	return r.push(ctx, msg)
+}
+
+// push queues a message already counted in load, and counts it out again
+// if the mailbox refuses it.
+func (r *Ref[T]) push(ctx context.Context, msg T) error {
 	if err := r.mb.Enqueue(ctx, msg); err != nil {
 		r.load.Add(-1)
 		if errors.Is(err, ErrMailboxClosed) {
@@ -224,8 +232,12 @@ func (r *Ref[T]) loop(ctx context.Context) {
 				r.busy.Store(false)
 				break
 			}
-			r.invoke(ctx, msg)
-			r.load.Add(-1)
+			if r.pooled {
+				_ = r.handle(ctx, msg) // recovers panics and counts msg out itself
+			} else {
+				r.invoke(ctx, msg)
+				r.load.Add(-1)
+			}
 		}
 		if r.stopped.Load() {
 			return
