@@ -128,13 +128,12 @@ func logError(err error) {
 }
 
 // WithQueueSize lets each worker of a pool hold up to n jobs waiting beside
-// the one it runs: the pool accepts at most workers×(n+1) unfinished jobs,
-// and Submit blocks while it holds that many. The default, with the
-// default mailbox, is DefaultQueueSize; with WithMailbox, the pool sets no
-// limit of its own unless given this option. A small n keeps slow jobs from
-// delaying many others (the pool balances like one shared queue); a larger
-// one lets submitters run further ahead of the workers. It panics if n is
-// less than 1.
+// the one it runs; Submit blocks while every worker holds that many. The
+// default, with the default mailbox, is DefaultQueueSize; with WithMailbox,
+// the pool sets no limit of its own unless given this option. A small n
+// keeps memory and the delay of a burst's last jobs low; a larger one lets
+// submitters run further ahead of the workers. It panics if n is less
+// than 1.
 func WithQueueSize(n int) Option {
 	if n < 1 {
 		panic("crew: WithQueueSize: n must be at least 1, got " + strconv.Itoa(n))

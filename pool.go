@@ -35,11 +35,13 @@ const DefaultQueueSize = 2
 // constructor and end in Wait, which every pool must reach: a pool that is
 // never waited for leaks its workers.
 //
-// With the default mailbox the pool holds at most workers×(1+queue size)
-// jobs that are queued or running; Submit blocks while it is full and takes
-// the first room that opens in any worker. A pool given its own mailbox
-// (WithMailbox) leaves the bound to that mailbox unless WithQueueSize is
-// given too.
+// With the default mailbox each worker holds at most DefaultQueueSize jobs
+// waiting beside the one it runs (WithQueueSize changes it); Submit blocks
+// while every worker is that full and takes the first room that opens in
+// any worker. A pool given its own mailbox (WithMailbox) leaves the bound to
+// that mailbox unless WithQueueSize is given too. A worker that runs out of
+// jobs takes one queued for another before it sleeps, so that no job waits
+// behind a slow one while a worker is free.
 type Pool[T any] struct {
 	// closed is set once Wait began. Submit reads it after it counted a job
 	// in at a worker, and Wait sets it before it sums the workers' loads, so
@@ -191,7 +193,9 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 // returns ctx.Err() if ctx ends first, or at once if ctx is already done;
 // the pool context's Err() once that context is done (after the first error
 // of a WithContext group, say), since the job would not run; and
-// ErrPoolClosed after Wait. It does not allocate in steady traffic.
+// ErrPoolClosed once Wait has begun, also to a Submit blocked at that
+// moment; ErrNoRoutee if every worker has died (a job ends its worker by
+// calling runtime.Goexit). It does not allocate in steady traffic.
 //
 // A job may submit more jobs to its own pool by calling Submit with the
 // context it received (or one derived from it). Such a Submit never blocks:
@@ -382,7 +386,8 @@ func (p *Pool[T]) send(ctx context.Context, i int, job T, own *worker[T]) error 
 }
 
 // A blocked is a Submit waiting for room. ready (cap 1) receives the index
-// of the worker where the pool counted its job in, or full once Wait began.
+// of the worker where the pool counted its job in, full once Wait began, or
+// noneUp once no worker is left.
 type blocked struct{ ready chan int }
 
 var blockedPool = sync.Pool{New: func() any { return &blocked{ready: make(chan int, 1)} }}
@@ -409,8 +414,11 @@ func (p *Pool[T]) await(ctx context.Context) (int, error) {
 	select {
 	case i := <-b.ready:
 		blockedPool.Put(b)
-		if i == full {
+		switch i {
+		case full:
 			return 0, ErrPoolClosed
+		case noneUp:
+			return 0, ErrNoRoutee
 		}
 		return i, nil
 	case <-ctx.Done():
@@ -440,9 +448,10 @@ func (p *Pool[T]) await(ctx context.Context) (int, error) {
 func (p *Pool[T]) grant() {
 	for len(p.waiters) > 0 {
 		i := p.reserve()
-		if i < 0 {
+		if i == full {
 			return
 		}
+		// A room, or noneUp: every worker died, and no room will open.
 		b := p.waiters[0]
 		p.waiters[0] = nil
 		p.waiters = p.waiters[1:]

@@ -429,6 +429,17 @@ func TestJobThatCallsGoexitEndsItsWorkerNotThePool(t *testing.T) {
 	assert.Contains(t, err.Error(), "runtime.Goexit")
 	s := p.Stats()
 	assert.EqualValues(t, 50, int64(ran.Load())+s.Dropped, "every other job ran or was dropped with its worker")
+
+	// With no worker left, Submit says so instead of blocking.
+	p = crew.NewGroup(1, crew.WithDeadLetters(func(crew.DeadLetter) {}))
+	require.NoError(t, p.Submit(context.Background(), func(context.Context) error {
+		runtime.Goexit()
+		return nil
+	}))
+	until(t, func() bool {
+		return p.Submit(context.Background(), func(context.Context) error { return nil }) == crew.ErrNoRoutee
+	})
+	assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
 }
 
 func TestBadInputPanicsWithACrewMessage(t *testing.T) {
