@@ -669,3 +669,40 @@ func TestAdmissionStaysExactUnderCancellations(t *testing.T) {
 	assert.Zero(t, crew.PoolBlocked(p))
 	assert.Positive(t, accepted.Load())
 }
+
+func TestWaitRacesSubmit(t *testing.T) {
+	// Submitters keep going until the pool refuses them; every job accepted
+	// before that must have run by the time Wait returns, and none after.
+	for range 20 {
+		var ran, accepted atomic.Int64
+		p := crew.NewPool(3, func(context.Context, int) error {
+			ran.Add(1)
+			return nil
+		}, crew.WithQueueSize(1))
+		var wg sync.WaitGroup
+		going := make(chan struct{}, 4)
+		for range 4 {
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					err := p.Submit(context.Background(), i)
+					if err != nil {
+						assert.ErrorIs(t, err, crew.ErrPoolClosed)
+						return
+					}
+					accepted.Add(1)
+					if i == 10 {
+						going <- struct{}{}
+					}
+				}
+			})
+		}
+		for range 4 {
+			<-going
+		}
+		require.NoError(t, p.Wait())
+		ranAtWait := ran.Load()
+		wg.Wait() // the submitters have all been refused
+		assert.Equal(t, accepted.Load(), ranAtWait, "every accepted job ran before Wait returned, and none after")
+		assert.Equal(t, accepted.Load(), p.Stats().Submitted)
+	}
+}
