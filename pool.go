@@ -250,9 +250,11 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 		}
 	}
 	if p.closed.Load() && own == nil {
-		if own = p.caller(ctx); own == nil && i >= 0 {
-			p.unreserve(i) // Wait began meanwhile: the job is new
-			return ErrPoolClosed
+		if own = p.caller(ctx); own == nil {
+			if i >= 0 {
+				p.unreserve(i)
+			}
+			return ErrPoolClosed // Wait began meanwhile: the job is new
 		}
 	}
 	return p.send(ctx, i, job, own)
@@ -273,8 +275,10 @@ func (p *Pool[T]) TrySubmit(job T) bool {
 	if i == full {
 		return false
 	}
-	if p.closed.Load() && i >= 0 {
-		p.unreserve(i)
+	if p.closed.Load() {
+		if i >= 0 {
+			p.unreserve(i)
+		}
 		return false
 	}
 	return p.send(canceledCtx, i, job, nil) == nil
