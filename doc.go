@@ -125,9 +125,10 @@
 // holds at most DefaultQueueSize jobs waiting beside the one it runs
 // (WithQueueSize changes it): Submit blocks only while every worker is that
 // full, honours its ctx while it does, and takes the first room that opens
-// in any worker, in arrival order. A worker that runs out of jobs takes one
-// queued behind a busy worker before it sleeps, so a slow job never holds
-// up the jobs behind it while another worker is free, whatever the strategy.
+// in any worker, in arrival order. A worker that runs out of jobs takes the
+// jobs queued behind busy workers before it sleeps; with SmallestMailbox,
+// which sends each job to an idle worker when there is one, a slow job
+// never holds up the jobs behind it while another worker is idle.
 //
 // Wait closes the pool to new jobs, runs every job already accepted, stops
 // the workers (no goroutine is left behind) and returns the first error, or

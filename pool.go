@@ -39,17 +39,28 @@ const DefaultQueueSize = 2
 // waiting beside the one it runs (WithQueueSize changes it); Submit blocks
 // while every worker is that full and takes the first room that opens in
 // any worker. A pool given its own mailbox (WithMailbox) leaves the bound to
-// that mailbox unless WithQueueSize is given too. A worker that runs out of
-// jobs takes one queued for another before it sleeps, so that no job waits
-// behind a slow one while a worker is free.
+// that mailbox unless WithQueueSize is given too.
+//
+// A worker that runs out of jobs takes the jobs queued for busy workers
+// before it sleeps. With SmallestMailbox, which sends a job to an idle
+// worker whenever there is one, no job waits behind a slow one while a
+// worker is idle; RoundRobin and Random may still queue a job behind a slow
+// one while another worker sleeps, until some worker runs dry.
 type Pool[T any] struct {
 	// closed is set once Wait began. Submit reads it after it counted a job
 	// in at a worker, and Wait sets it before it sums the workers' loads, so
 	// that a job is either refused or seen by Wait (both sequentially
-	// consistent). It sits on a line that rarely changes, with nwait.
+	// consistent). It shares its cache line with nwait, which changes only
+	// when a Submit blocks, and moves, which changes only after Wait began:
+	// the line every job's end reads stays in every core's cache.
 	closed atomic.Bool
 	nwait  atomic.Int32 // len(waiters), read without the lock
-	_      [56]byte
+	// moves counts the jobs whose count moved from one worker's load to
+	// another's after Wait began (a steal, a job's own Submit): Wait reads
+	// the loads one by one, and a move between two reads could hide a job
+	// from the sum; a sum of zero counts only if moves did not change.
+	moves atomic.Uint64
+	_     [48]byte
 
 	// A job is counted in its worker's load (queued + in flight) from Submit
 	// to its end: the pool keeps no counter of its own that Submit and the
@@ -195,7 +206,12 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 // of a WithContext group, say), since the job would not run; and
 // ErrPoolClosed once Wait has begun, also to a Submit blocked at that
 // moment; ErrNoRoutee if every worker has died (a job ends its worker by
-// calling runtime.Goexit). It does not allocate in steady traffic.
+// calling runtime.Goexit). With a mailbox of your own (WithMailbox) and no
+// WithQueueSize, the mailbox decides: Submit returns what a Fail or
+// DropNewest mailbox returns when every worker's is full (ErrMailboxFull,
+// ErrDropped), and blocks in a Backpressure one, where ctx still bounds the
+// wait but Wait does not refuse it: its job is accepted when room opens. It
+// does not allocate in steady traffic.
 //
 // A job may submit more jobs to its own pool by calling Submit with the
 // context it received (or one derived from it). Such a Submit never blocks:
@@ -249,13 +265,19 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 			}
 		}
 	}
-	if p.closed.Load() && own == nil {
-		if own = p.caller(ctx); own == nil {
+	if p.closed.Load() {
+		if own == nil {
+			own = p.caller(ctx)
+		}
+		if own == nil {
 			if i >= 0 {
 				p.unreserve(i)
 			}
 			return ErrPoolClosed // Wait began meanwhile: the job is new
 		}
+		// A job's own job, counted in before its parent ends: Wait must
+		// not sum the parent's worker after the end and this one before.
+		p.moves.Add(1)
 	}
 	return p.send(ctx, i, job, own)
 }
@@ -374,8 +396,9 @@ func (p *Pool[T]) send(ctx context.Context, i int, job T, own *worker[T]) error 
 		case err == ErrStopped:
 			// The worker died (runtime.Goexit in a job): count in elsewhere.
 			if i = p.reserve(); i == full {
-				i = p.picker.Pick()
-				if i >= 0 {
+				if i = p.picker.Pick(); i < 0 {
+					i = noneUp // the last live worker just died
+				} else {
 					p.workers[i].ref.load.Add(1) // over the cap, once
 				}
 			}
@@ -512,7 +535,14 @@ func (p *Pool[T]) Wait() error {
 		p.mu.Unlock()
 		// Every job ends with its worker's load dropping, then settle; the
 		// jobs' own Submits may still add some meanwhile.
-		for p.pending() > 0 {
+		for {
+			moves := p.moves.Load()
+			if p.pending() == 0 {
+				if p.moves.Load() == moves {
+					break
+				}
+				continue // a job moved while the loads were read: read again
+			}
 			<-p.settled
 		}
 		for i := range p.workers {

@@ -7,7 +7,7 @@ package crew
 type PoolStats struct {
 	Workers   int   // worker goroutines
 	Queued    int   // jobs waiting in the workers' mailboxes
-	Running   int   // jobs running, or on their way from Submit to a mailbox
+	Running   int   // jobs running (but Inline ones), or on their way from Submit to a mailbox
 	Submitted int64 // jobs accepted: Completed + Canceled + Dropped + Queued + Running
 	Completed int64 // jobs that ran, failed or not (Inline ones too)
 	Failed    int64 // jobs that returned an error or panicked

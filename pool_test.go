@@ -706,3 +706,88 @@ func TestWaitRacesSubmit(t *testing.T) {
 		assert.Equal(t, accepted.Load(), p.Stats().Submitted)
 	}
 }
+
+// Chains of jobs, each submitting its successor from inside (own Submit),
+// still going when Wait begins: Wait must wait for every link.
+func TestWaitSeesEveryLinkOfJobChains(t *testing.T) {
+	const workers, chains, depth = 16, 16, 2000
+	var ran atomic.Int64
+	var dropped atomic.Int64
+	p := crew.NewGroup(workers, crew.WithDeadLetters(func(d crew.DeadLetter) { dropped.Add(1); t.Logf("dead letter: %v", d.Reason) }))
+	var link func(d int) crew.Job
+	link = func(d int) crew.Job {
+		return func(ctx context.Context) error {
+			ran.Add(1)
+			if d == 0 {
+				return nil
+			}
+			return p.Submit(ctx, link(d-1))
+		}
+	}
+	for range chains {
+		if err := p.Submit(context.Background(), link(depth)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	err := p.Wait()
+	s := p.Stats()
+	if err != nil || ran.Load() != chains*(depth+1) {
+		t.Fatalf("Wait returned %v with %d of %d links run; dead letters %d; stats %+v",
+			err, ran.Load(), chains*(depth+1), dropped.Load(), s)
+	}
+}
+
+// A job fans out to goroutines of its own that Submit with the job's
+// context (the errgroup pattern the docs allow). On a full pool those
+// Submits run inline on those goroutines; Stats must still count them all.
+func TestStatsCountInlineJobsOfJobGoroutines(t *testing.T) {
+	const fan, each = 8, 2000
+	var ran atomic.Int64
+	p := crew.NewGroup(1, crew.WithQueueSize(1))
+	noop := func(context.Context) error { ran.Add(1); return nil }
+	if err := p.Submit(context.Background(), func(ctx context.Context) error {
+		ran.Add(1)
+		var wg sync.WaitGroup
+		for range fan {
+			wg.Go(func() {
+				for range each {
+					if err := p.Submit(ctx, noop); err != nil {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	s := p.Stats()
+	if s.Completed != ran.Load() || s.Submitted != ran.Load() {
+		t.Fatalf("ran %d jobs, Stats says Completed %d Submitted %d Inline %d", ran.Load(), s.Completed, s.Submitted, s.Inline)
+	}
+}
+
+// Submitters race workers that die (runtime.Goexit): Submit may return nil
+// or ErrNoRoutee, and must never panic or hang.
+func TestSubmitWhileTheLastWorkersDie(t *testing.T) {
+	die := func(context.Context) error { runtime.Goexit(); return nil }
+	for range 3000 {
+		p := crew.NewGroup(2, crew.WithQueueSize(1), crew.WithDeadLetters(func(crew.DeadLetter) {}))
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Go(func() {
+				for range 4 {
+					if err := p.Submit(context.Background(), die); err != nil && !errors.Is(err, crew.ErrNoRoutee) {
+						t.Error(err)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		_ = p.Wait()
+	}
+}

@@ -8,8 +8,10 @@ import (
 	"github.com/sourcegraph/conc/panics"
 )
 
-// A worker is one of the pool's actors and the counters it alone writes
-// (read by Stats).
+// A worker is one of the pool's actors and its counters, read by Stats.
+// canceled and stolen are written by the worker's goroutine alone; the
+// others also by the goroutines of its jobs, whose own Submits on a full
+// pool run inline on them, so they are added to atomically.
 type worker[T any] struct {
 	pool   *Pool[T]
 	ref    *Ref[T]
@@ -76,10 +78,12 @@ func (w *worker[T]) steal() bool {
 			continue
 		}
 		// Move the job's weight from the victim's load to this worker's
-		// while it runs, so that strategies see where it is; in that order,
-		// so that the sum Wait reads never drops to zero meanwhile. The
-		// victim has room again: hand it to a blocked Submit.
+		// while it runs, so that strategies see where it is. The victim has
+		// room again: hand it to a blocked Submit.
 		w.ref.load.Add(1)
+		if w.pool.closed.Load() {
+			w.pool.moves.Add(1) // see Pool.moves
+		}
 		v.load.Add(-1)
 		w.pool.settle()
 		w.stolen.Store(w.stolen.Load() + 1)
@@ -93,7 +97,7 @@ func (w *worker[T]) steal() bool {
 // runInline runs a job submitted by one of the pool's jobs on a full pool,
 // on the submitting worker's goroutine; it was never counted in.
 func (w *worker[T]) runInline(job T) {
-	w.inline.Store(w.inline.Load() + 1)
+	w.inline.Add(1)
 	w.call(job, false)
 }
 
@@ -104,11 +108,11 @@ func (w *worker[T]) runInline(job T) {
 func (w *worker[T]) call(job T, counted bool) {
 	defer func() {
 		if v := recover(); v != nil {
-			w.panicked.Store(w.panicked.Load() + 1)
+			w.panicked.Add(1)
 			r := panics.NewRecovered(1, v)
 			w.fail(r.AsError())
 		}
-		w.handled.Store(w.handled.Load() + 1)
+		w.handled.Add(1)
 		if counted {
 			w.finish()
 		}
@@ -119,7 +123,7 @@ func (w *worker[T]) call(job T, counted bool) {
 }
 
 func (w *worker[T]) fail(err error) {
-	w.failed.Store(w.failed.Load() + 1)
+	w.failed.Add(1)
 	w.pool.record(err)
 }
 
