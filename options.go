@@ -20,7 +20,7 @@ type options struct {
 	deadLetters func(DeadLetter)
 	onError     func(error)
 	strategy    Strategy
-	labels      []string    // pprof labels of the actor's goroutine, beside crew.actor
+	labels      []string    // pprof labels of the actor's goroutine (pool workers)
 	idle        func() bool // what the actor does when its mailbox is empty, if not wait
 	pooled      bool        // a pool's worker: its handler recovers panics and counts load out
 

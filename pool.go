@@ -480,8 +480,11 @@ func (p *Pool[T]) grant() {
 		}
 		// A room, or noneUp: every worker died, and no room will open.
 		b := p.waiters[0]
-		p.waiters[0] = nil
-		p.waiters = p.waiters[1:]
+		// Shift rather than reslice: the array keeps its capacity, so a
+		// Submit that blocks again does not grow a new one.
+		n := copy(p.waiters, p.waiters[1:])
+		p.waiters[n] = nil
+		p.waiters = p.waiters[:n]
 		p.nwait.Add(-1)
 		b.ready <- i
 	}

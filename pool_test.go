@@ -791,3 +791,21 @@ func TestSubmitWhileTheLastWorkersDie(t *testing.T) {
 		_ = p.Wait()
 	}
 }
+
+func TestSubmitDoesNotAllocatePerJob(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	// One worker and one slot: the submitter blocks for most jobs, so the
+	// wait list is used over and over too.
+	p := crew.NewPool(1, func(context.Context, int) error { return nil }, crew.WithQueueSize(1))
+	ctx := context.Background()
+	const jobs = 20_000
+	allocs := testing.AllocsPerRun(1, func() {
+		for v := range jobs {
+			_ = p.Submit(ctx, v)
+		}
+	})
+	require.NoError(t, p.Wait())
+	assert.Less(t, allocs/jobs, 0.001, "%v allocations for %d jobs", allocs, jobs)
+}
