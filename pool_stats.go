@@ -34,7 +34,7 @@ func (p *Pool[T]) Stats() PoolStats {
 	s := PoolStats{Workers: len(p.workers), PerWorker: make([]WorkerStats, len(p.workers))}
 	for i := range p.workers {
 		w := &p.workers[i]
-		ws := WorkerStats{Name: w.ref.name, Queued: w.ref.Len(), Handled: w.handled.Load()}
+		ws := WorkerStats{Name: w.ref.name, Queued: w.ref.Len(), Handled: w.handled.Load() + w.inline.Load()}
 		s.PerWorker[i] = ws
 		s.Queued += ws.Queued
 		s.Completed += ws.Handled

@@ -586,17 +586,25 @@ func TestMapReportsItsContextEnding(t *testing.T) {
 	})
 }
 
+// holdFirst returns a handler that holds job 0 until release is closed,
+// after closing started, and lets every other job through.
+func holdFirst() (handle func(context.Context, int) error, started, release chan struct{}) {
+	started, release = make(chan struct{}), make(chan struct{})
+	return func(_ context.Context, v int) error {
+		if v == 0 {
+			close(started)
+			<-release
+		}
+		return nil
+	}, started, release
+}
+
 func TestPoolWithAMailboxThatDropsOrRefuses(t *testing.T) {
 	t.Run("DropOldest evicts to the dead letters", func(t *testing.T) {
 		var dead letters
-		started, release := make(chan struct{}), make(chan struct{})
-		p := crew.NewPool(1, func(_ context.Context, v int) error {
-			if v == 0 {
-				close(started)
-				<-release
-			}
-			return nil
-		}, crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1, crew.DropOldest) }),
+		handle, started, release := holdFirst()
+		p := crew.NewPool(1, handle,
+			crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1, crew.DropOldest) }),
 			crew.WithDeadLetters(dead.sink))
 		ctx := context.Background()
 		require.NoError(t, p.Submit(ctx, 0))
@@ -612,14 +620,9 @@ func TestPoolWithAMailboxThatDropsOrRefuses(t *testing.T) {
 		assert.EqualValues(t, 3, s.Submitted)
 	})
 	t.Run("Fail returns ErrMailboxFull to Submit", func(t *testing.T) {
-		started, release := make(chan struct{}), make(chan struct{})
-		p := crew.NewPool(1, func(_ context.Context, v int) error {
-			if v == 0 {
-				close(started)
-				<-release
-			}
-			return nil
-		}, crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1, crew.Fail) }))
+		handle, started, release := holdFirst()
+		p := crew.NewPool(1, handle,
+			crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1, crew.Fail) }))
 		ctx := context.Background()
 		require.NoError(t, p.Submit(ctx, 0))
 		<-started

@@ -9,9 +9,10 @@ import (
 )
 
 // A worker is one of the pool's actors and its counters, read by Stats.
-// canceled and stolen are written by the worker's goroutine alone; the
-// others also by the goroutines of its jobs, whose own Submits on a full
-// pool run inline on them, so they are added to atomically.
+// handled, canceled and stolen are written by the worker's goroutine alone,
+// with a plain store; the others also by the goroutines of its jobs, whose
+// own Submits on a full pool run inline on them, so they are added to
+// atomically.
 type worker[T any] struct {
 	pool   *Pool[T]
 	ref    *Ref[T]
@@ -95,9 +96,9 @@ func (w *worker[T]) steal() bool {
 }
 
 // runInline runs a job submitted by one of the pool's jobs on a full pool,
-// on the submitting worker's goroutine; it was never counted in.
+// on the submitting goroutine (the worker's or one its job started); it
+// was never counted in, and counts in inline, not handled.
 func (w *worker[T]) runInline(job T) {
-	w.inline.Add(1)
 	w.call(job, false)
 }
 
@@ -112,9 +113,11 @@ func (w *worker[T]) call(job T, counted bool) {
 			r := panics.NewRecovered(1, v)
 			w.fail(r.AsError())
 		}
-		w.handled.Add(1)
 		if counted {
+			w.handled.Store(w.handled.Load() + 1)
 			w.finish()
+		} else {
+			w.inline.Add(1)
 		}
 	}()
 	if err := w.pool.handle(w.ctx, job); err != nil {
