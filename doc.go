@@ -93,6 +93,11 @@
 //	SmallestOfTwo    job times vary; many routees       2 random draws and      slightly less even than the full
 //	                                                    2 loads (~20 ns)        scan; O(1) whatever n
 //	Broadcast        every routee must see the message  one Tell per routee     n times the work; not a strategy
+//	WithKey          jobs of one key (account, device,   a lock, a map lookup;   per-key order; a key's jobs wait
+//	(pools)          tenant) must run in order; keys     a scan of the workers   for each other, so a hot key is
+//	                 vary in load                        for a new key           one worker's work
+//	WithConsistent-  per-worker caches: a key must keep  one hash per worker     ignores load: a hot key or an
+//	Hash (pools)     its worker across calls                                     unlucky spread leaves a queue
 //
 // SmallestMailbox scores a routee by its queued messages plus 1 while it is
 // busy. An idle routee with an empty mailbox wins at once; otherwise the
@@ -101,6 +106,15 @@
 // overflow policy); a routee whose depth is unknown ranks last instead of
 // winning. A Picker applies any of these strategies to routees that are not
 // actors.
+//
+// A typed pool can also route by key. WithKey keeps each key's jobs in
+// submission order, never two at once: a key with jobs queued or running is
+// bound to one worker; a key with none is bound to no worker, and its next
+// job goes to the worker with the fewest keys bound plus jobs held (ties
+// rotate), so a hot key or an unlucky key does not bury a worker that
+// hashing would keep choosing. The key table holds only active keys.
+// WithConsistentHash is the classic alternative (rendezvous hashing): the
+// same key always goes to the same live worker, whatever the load.
 //
 // Bounded's overflow policies:
 //

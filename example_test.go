@@ -440,3 +440,38 @@ func ExamplePool_Stats() {
 	// quick jobs done while the slow one runs: 100
 	// submitted: 101 completed: 101 workers: 4
 }
+
+type deposit struct {
+	account string
+	amount  int
+}
+
+// WithKey keeps each key's jobs in order, one at a time, while different
+// keys run in parallel; a new key goes to the least loaded worker.
+func ExampleWithKey() {
+	var mu sync.Mutex
+	balances := map[string][]int{}
+	p := crew.NewPool(4, func(_ context.Context, d deposit) error {
+		mu.Lock()
+		defer mu.Unlock()
+		prev := 0
+		if h := balances[d.account]; len(h) > 0 {
+			prev = h[len(h)-1]
+		}
+		balances[d.account] = append(balances[d.account], prev+d.amount)
+		return nil
+	}, crew.WithKey(func(d deposit) string { return d.account }))
+	ctx := context.Background()
+	for i := 1; i <= 3; i++ {
+		_ = p.Submit(ctx, deposit{"alice", i * 10})
+		_ = p.Submit(ctx, deposit{"bob", i})
+	}
+	_ = p.Wait()
+	fmt.Println("alice:", balances["alice"])
+	fmt.Println("bob:", balances["bob"])
+	fmt.Println("keys bound after Wait:", p.Stats().Keys)
+	// Output:
+	// alice: [10 30 60]
+	// bob: [1 3 6]
+	// keys bound after Wait: 0
+}

@@ -1,5 +1,7 @@
 package crew
 
+import "context"
+
 // BoundedWaiters reports how many senders are blocked in b's Enqueue, so
 // tests can wait for a sender to block instead of sleeping.
 func BoundedWaiters[T any](b *Bounded[T]) int {
@@ -31,3 +33,23 @@ func PoolBlocked[T any](p *Pool[T]) int { return int(p.nwait.Load()) }
 
 // PoolClosed reports whether Wait has begun closing p.
 func PoolClosed[T any](p *Pool[T]) bool { return p.closed.Load() }
+
+// WorkerIndex reports which worker of its pool handed a job ctx, or -1.
+func WorkerIndex(ctx context.Context) int {
+	type indexed interface{ workerIndex() int }
+	if w, ok := ctx.Value(workerKey{}).(indexed); ok {
+		return w.workerIndex()
+	}
+	return -1
+}
+
+// PoolStoppedWorkers reports how many of p's workers have stopped.
+func PoolStoppedWorkers[T any](p *Pool[T]) int {
+	n := 0
+	for i := range p.workers {
+		if p.workers[i].ref.Stopped() {
+			n++
+		}
+	}
+	return n
+}

@@ -25,6 +25,7 @@ type options struct {
 	pooled      bool        // a pool's worker: its handler recovers panics and counts load out
 
 	// pools only
+	keyed         func(workers int) any // makes the pool's keyer[T] (WithKey, WithConsistentHash)
 	queueSize     int
 	parent        context.Context
 	cancelOnError bool

@@ -3,6 +3,7 @@ package crew
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -66,13 +67,23 @@ type Pool[T any] struct {
 	// to its end: the pool keeps no counter of its own that Submit and the
 	// workers would both write for every job. perWorker caps each load.
 	perWorker int64 // 1 + queue size; 0: no cap of the pool's own
-	workers   []worker[T]
-	picker    Picker
-	handle    func(context.Context, T) error
-	isNil     func(T) bool // reports a nil job, for groups
-	custom    bool         // the mailboxes come from WithMailbox
-	started   atomic.Bool  // every worker's ref is set, so workers may steal
-	name      string
+
+	// A keyed pool (WithKey, WithConsistentHash) places each job by its
+	// key under keyMu, and caps its jobs as a whole, in kpending, since a
+	// key's worker is not the pool's to choose; Wait reads kpending.
+	keys     keyer[T]
+	keyMu    sync.Mutex
+	kpending atomic.Int64
+	kcap     int64
+	up       func(int) bool  // whether worker i takes jobs, for keys
+	score    func(int) int64 // worker i's load, for keys
+	workers  []worker[T]
+	picker   Picker
+	handle   func(context.Context, T) error
+	isNil    func(T) bool // reports a nil job, for groups
+	custom   bool         // the mailboxes come from WithMailbox
+	started  atomic.Bool  // every worker's ref is set, so workers may steal
+	name     string
 
 	ctx           context.Context // the pool's context, which jobs receive
 	cancel        context.CancelCauseFunc
@@ -168,6 +179,18 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	case o.newMailbox == nil:
 		p.perWorker = 1 + DefaultQueueSize
 	}
+	if o.keyed != nil {
+		if o.newMailbox != nil {
+			panic("crew: WithKey and WithConsistentHash need the pool's own mailbox: drop WithMailbox")
+		}
+		k, ok := o.keyed(n).(keyer[T])
+		if !ok {
+			panic(fmt.Sprintf("crew: WithKey or WithConsistentHash: the key function does not take %T jobs", *new(T)))
+		}
+		p.keys, p.kcap, p.perWorker = k, int64(n)*p.perWorker, 0
+		p.up = func(i int) bool { return !p.workers[i].ref.stopped.Load() }
+		p.score = func(i int) int64 { return p.workers[i].ref.load.Load() }
+	}
 	s := o.strategy
 	if s == nil {
 		s = SmallestMailbox()
@@ -184,6 +207,9 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		w.index = i
 		wo.labels = []string{"crew.pool", p.name, "crew.worker", strconv.Itoa(i)}
 		wo.idle = w.steal
+		if p.keys != nil {
+			wo.idle = nil // taking another worker's job would break key order
+		}
 		// The actor's own context never ends: the pool stops its workers in
 		// Wait, after the last job, and handles its own context's end by
 		// skipping jobs (see run), so that every accepted job is accounted.
@@ -253,8 +279,14 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 		case own != nil:
 			// It may jump the queue: the job holding its room is running.
 			if i = p.reserve(); i == full {
-				own.runInline(job)
-				return nil
+				if p.keys == nil {
+					own.runInline(job)
+					return nil
+				}
+				// Inline would run it before its key's queued jobs:
+				// queue it beyond the bound instead.
+				p.kpending.Add(1)
+				i = 0
 			}
 		case p.closed.Load():
 			return ErrPoolClosed
@@ -323,6 +355,9 @@ const (
 // reserve counts a job in at the worker the strategy picks, or, if that one
 // is at its cap, at the next one with room, and returns its index.
 func (p *Pool[T]) reserve() int {
+	if p.keys != nil {
+		return p.enterKeyed()
+	}
 	i := p.picker.Pick()
 	if i < 0 {
 		return noneUp
@@ -347,6 +382,20 @@ func (p *Pool[T]) reserve() int {
 	return full
 }
 
+// enterKeyed counts a job in to a keyed pool if it is under its cap, and
+// returns 0: the job's worker is chosen by its key, in sendKeyed.
+func (p *Pool[T]) enterKeyed() int {
+	for {
+		n := p.kpending.Load()
+		if n >= p.kcap {
+			return full
+		}
+		if p.kpending.CompareAndSwap(n, n+1) {
+			return 0
+		}
+	}
+}
+
 // take counts a job in at worker i if its load is under the cap.
 func (p *Pool[T]) take(i int) bool {
 	load := &p.workers[i].ref.load
@@ -363,7 +412,11 @@ func (p *Pool[T]) take(i int) bool {
 
 // unreserve counts out a job reserve counted in and that will not be sent.
 func (p *Pool[T]) unreserve(i int) {
-	p.workers[i].ref.load.Add(-1)
+	if p.keys != nil {
+		p.kpending.Add(-1)
+	} else {
+		p.workers[i].ref.load.Add(-1)
+	}
 	p.settle()
 }
 
@@ -380,6 +433,9 @@ func (p *Pool[T]) caller(ctx context.Context) *worker[T] {
 // then makes it run the job inline rather than block (only a pool without a
 // cap of its own gets that far).
 func (p *Pool[T]) send(ctx context.Context, i int, job T, own *worker[T]) error {
+	if p.keys != nil {
+		return p.sendKeyed(job)
+	}
 	if own != nil {
 		ctx = canceledCtx
 	}
@@ -410,6 +466,33 @@ func (p *Pool[T]) send(ctx context.Context, i int, job T, own *worker[T]) error 
 		return err
 	}
 	return ErrNoRoutee
+}
+
+// sendKeyed queues a job counted in to a keyed pool at its key's worker.
+// Placement and queueing happen under keyMu, so that a key's jobs reach
+// their worker's mailbox (unbounded, never blocking) in the order their
+// Submits took the lock.
+func (p *Pool[T]) sendKeyed(job T) error {
+	p.keyMu.Lock()
+	i := p.keys.place(job, len(p.workers), p.up, p.score)
+	if i < 0 {
+		p.keyMu.Unlock()
+		p.kpending.Add(-1)
+		p.settle()
+		return ErrNoRoutee
+	}
+	r := p.workers[i].ref
+	r.load.Add(1)
+	err := r.push(context.Background(), job)
+	if err != nil {
+		p.keys.release(job) // push counted it out of the load
+	}
+	p.keyMu.Unlock()
+	if err != nil {
+		p.kpending.Add(-1)
+		p.settle()
+	}
+	return err
 }
 
 // A blocked is a Submit waiting for room. ready (cap 1) receives the index
@@ -508,6 +591,9 @@ func (p *Pool[T]) settle() {
 
 // pending sums the workers' loads: the jobs accepted and not finished.
 func (p *Pool[T]) pending() int64 {
+	if p.keys != nil {
+		return p.kpending.Load()
+	}
 	var n int64
 	for i := range p.workers {
 		n += p.workers[i].ref.load.Load()

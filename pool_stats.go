@@ -16,6 +16,7 @@ type PoolStats struct {
 	Dropped   int64 // jobs a mailbox discarded, or left behind by a worker that died
 	Inline    int64 // jobs submitted by a job of the pool while it was full, so run inline
 	Stolen    int64 // jobs an idle worker took from another's mailbox
+	Keys      int   // keys bound to a worker now (WithKey)
 
 	// PerWorker has one entry per worker, in order, to show the balance.
 	PerWorker []WorkerStats
@@ -45,6 +46,9 @@ func (p *Pool[T]) Stats() PoolStats {
 		s.Stolen += w.stolen.Load()
 	}
 	s.Dropped = p.dropped.Load()
+	if p.keys != nil {
+		s.Keys = p.keys.active()
+	}
 	// Read the count last: a job that finished after its worker's counters
 	// were read is then missing from both, never counted twice.
 	pending := p.pending()

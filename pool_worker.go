@@ -37,17 +37,25 @@ func (w *worker[T]) run(_ context.Context, job T) error {
 		if p.sink != nil {
 			p.sink(DeadLetter{Message: job, Target: w.ref.name, Reason: context.Cause(p.ctx)})
 		}
-		w.finish()
+		w.finish(job)
 		return nil
 	}
 	w.call(job, true)
 	return nil
 }
 
-// finish counts out a job of this worker's load.
-func (w *worker[T]) finish() {
+// finish counts out a job of this worker's load (and, in a keyed pool, of
+// its key and the pool's count).
+func (w *worker[T]) finish(job T) {
+	p := w.pool
 	w.ref.load.Add(-1)
-	w.pool.settle()
+	if p.keys != nil {
+		p.keyMu.Lock()
+		p.keys.release(job)
+		p.keyMu.Unlock()
+		p.kpending.Add(-1)
+	}
+	p.settle()
 }
 
 // steal runs one job queued for another worker, if there is one, and
@@ -115,7 +123,7 @@ func (w *worker[T]) call(job T, counted bool) {
 		}
 		if counted {
 			w.handled.Store(w.handled.Load() + 1)
-			w.finish()
+			w.finish(job)
 		} else {
 			w.inline.Add(1)
 		}
@@ -162,6 +170,12 @@ func (p *Pool[T]) workerError(err error) { p.record(err) }
 // The actor counted the job out of its load before.
 func (p *Pool[T]) deadLetter(d DeadLetter) {
 	p.dropped.Add(1)
+	if p.keys != nil {
+		p.keyMu.Lock()
+		p.keys.release(d.Message.(T))
+		p.keyMu.Unlock()
+		p.kpending.Add(-1)
+	}
 	if p.sink != nil {
 		p.sink(d)
 	} else {
@@ -169,3 +183,6 @@ func (p *Pool[T]) deadLetter(d DeadLetter) {
 	}
 	p.settle()
 }
+
+// workerIndex reports the worker's index in its pool (for tests).
+func (w *worker[T]) workerIndex() int { return w.index }

@@ -1,0 +1,220 @@
+package crew_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crewlib/crew"
+)
+
+type keyedJob struct {
+	key, seq int
+	gate     chan struct{} // if set, the job waits for it
+}
+
+func jobKey(j keyedJob) int { return j.key }
+
+func TestKeyedPoolKeepsEachKeysOrderUnderZipfKeys(t *testing.T) {
+	const workers, jobs, keys = 8, 100_000, 1000
+	inFlight := make([]atomic.Int32, keys)
+	last := make([]atomic.Int64, keys)
+	var overlaps, outOfOrder atomic.Int64
+	p := crew.NewPool(workers, func(_ context.Context, j keyedJob) error {
+		if inFlight[j.key].Add(1) != 1 {
+			overlaps.Add(1)
+		}
+		if prev := last[j.key].Swap(int64(j.seq)); prev >= int64(j.seq) {
+			outOfOrder.Add(1)
+		}
+		inFlight[j.key].Add(-1)
+		return nil
+	}, crew.WithKey(jobKey))
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(1, 2)), 1.1, 1, keys-1)
+	next := make([]int, keys)
+	for i := range last {
+		last[i].Store(-1)
+	}
+	for range jobs {
+		k := int(zipf.Uint64())
+		require.NoError(t, p.Submit(context.Background(), keyedJob{key: k, seq: next[k]}))
+		next[k]++
+	}
+	require.NoError(t, p.Wait())
+	assert.Zero(t, overlaps.Load(), "two jobs of one key ran at once")
+	assert.Zero(t, outOfOrder.Load(), "a key's jobs ran out of submission order")
+	s := p.Stats()
+	assert.EqualValues(t, jobs, s.Completed)
+	assert.Zero(t, s.Keys, "the key table is empty once the pool drained")
+	assert.Zero(t, s.Stolen, "keyed workers never take each other's jobs")
+}
+
+func TestKeyedPoolMemoryStaysFlatOverAMillionKeys(t *testing.T) {
+	if raceEnabled || testing.Short() {
+		t.Skip("a million jobs")
+	}
+	p := crew.NewPool(4, func(context.Context, keyedJob) error { return nil }, crew.WithKey(jobKey))
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	var after100k uint64
+	for k := range 1_000_000 {
+		require.NoError(t, p.Submit(context.Background(), keyedJob{key: k}))
+		if k == 100_000 {
+			after100k = heap()
+		}
+	}
+	end := heap()
+	assert.Less(t, int64(end)-int64(after100k), int64(1<<20), "the heap grew by %d bytes over 900,000 more keys", int64(end)-int64(after100k))
+	require.NoError(t, p.Wait())
+	assert.Zero(t, p.Stats().Keys)
+}
+
+func TestKeyedPoolPlacesNewKeysAwayFromALoadedWorker(t *testing.T) {
+	gate := make(chan struct{})
+	started := make(chan struct{}, 1)
+	var others atomic.Int32
+	p := crew.NewPool(4, func(_ context.Context, j keyedJob) error {
+		if j.gate != nil {
+			select {
+			case started <- struct{}{}:
+			default:
+			}
+			<-j.gate
+			return nil
+		}
+		others.Add(1)
+		return nil
+	}, crew.WithKey(jobKey), crew.WithQueueSize(20))
+	ctx := context.Background()
+	for seq := range 6 { // key 0: one running, five queued, on one worker
+		require.NoError(t, p.Submit(ctx, keyedJob{key: 0, seq: seq, gate: gate}))
+	}
+	<-started
+	// One new key at a time, each placed while the other workers are idle:
+	// none may land behind key 0, or it would never run.
+	for k := int32(1); k <= 30; k++ {
+		require.NoError(t, p.Submit(ctx, keyedJob{key: int(k)}))
+		until(t, func() bool { return others.Load() == k })
+	}
+	close(gate)
+	require.NoError(t, p.Wait())
+}
+
+func TestFreshKeyedPoolPlacesRoundRobin(t *testing.T) {
+	gate := make(chan struct{})
+	var running atomic.Int32
+	workersSeen := make([]atomic.Int32, 4)
+	p := crew.NewPool(4, func(ctx context.Context, j keyedJob) error {
+		workersSeen[crew.WorkerIndex(ctx)].Add(1)
+		running.Add(1)
+		<-j.gate
+		return nil
+	}, crew.WithKey(jobKey))
+	for k := range 4 {
+		require.NoError(t, p.Submit(context.Background(), keyedJob{key: k, gate: gate}))
+	}
+	until(t, func() bool { return running.Load() == 4 }) // four keys, four workers
+	for i := range workersSeen {
+		assert.EqualValues(t, 1, workersSeen[i].Load(), "worker %d", i)
+	}
+	close(gate)
+	require.NoError(t, p.Wait())
+}
+
+func TestKeyedPoolWithOneWorker(t *testing.T) {
+	var got []int
+	p := crew.NewPool(1, func(_ context.Context, j keyedJob) error {
+		got = append(got, j.key*1000+j.seq)
+		return nil
+	}, crew.WithKey(jobKey), crew.WithQueueSize(1))
+	var want []int
+	for seq := range 100 {
+		for k := range 10 {
+			require.NoError(t, p.Submit(context.Background(), keyedJob{key: k, seq: seq}))
+			want = append(want, k*1000+seq)
+		}
+	}
+	require.NoError(t, p.Wait())
+	assert.Equal(t, want, got, "one worker runs everything in submission order")
+}
+
+func TestKeyedPoolSkipsAStoppedWorkerForNewKeys(t *testing.T) {
+	p := crew.NewPool(3, func(_ context.Context, j keyedJob) error {
+		if j.key < 0 {
+			runtime.Goexit() // ends this worker
+		}
+		return nil
+	}, crew.WithKey(jobKey), crew.WithDeadLetters(func(crew.DeadLetter) {}))
+	require.NoError(t, p.Submit(context.Background(), keyedJob{key: -1}))
+	until(t, func() bool { return crew.PoolStoppedWorkers(p) == 1 })
+	for k := range 100 {
+		require.NoError(t, p.Submit(context.Background(), keyedJob{key: k}), "key %d", k)
+	}
+	require.ErrorContains(t, p.Wait(), "runtime.Goexit")
+	assert.EqualValues(t, 101, p.Stats().Completed)
+}
+
+func TestKeyedPoolBadInput(t *testing.T) {
+	assert.PanicsWithValue(t, "crew: WithKey: nil key function", func() { crew.WithKey[keyedJob, int](nil) })
+	assert.PanicsWithValue(t, "crew: WithConsistentHash: nil key function", func() { crew.WithConsistentHash[keyedJob, int](nil) })
+	assert.PanicsWithValue(t, "crew: WithKey and WithConsistentHash need the pool's own mailbox: drop WithMailbox", func() {
+		crew.NewPool(1, func(context.Context, keyedJob) error { return nil }, crew.WithKey(jobKey),
+			crew.WithMailbox(func() crew.Mailbox[keyedJob] { return crew.NewUnbounded[keyedJob]() }))
+	})
+	assert.Panics(t, func() {
+		crew.NewPool(1, func(context.Context, string) error { return nil }, crew.WithKey(jobKey))
+	}, "a key function for another job type")
+}
+
+func TestConsistentHashKeepsKeysOnTheirWorkersAndSpreadsThem(t *testing.T) {
+	const workers, keys = 8, 10_000
+	where := make([]atomic.Int32, keys)
+	var moved atomic.Int32
+	p := crew.NewPool(workers, func(ctx context.Context, j keyedJob) error {
+		w := int32(crew.WorkerIndex(ctx)) + 1
+		if old := where[j.key].Swap(w); old != 0 && old != w {
+			moved.Add(1)
+		}
+		return nil
+	}, crew.WithConsistentHash(jobKey))
+	for round := range 3 {
+		for k := range keys {
+			require.NoError(t, p.Submit(context.Background(), keyedJob{key: k, seq: round}))
+		}
+	}
+	require.NoError(t, p.Wait())
+	assert.Zero(t, moved.Load(), "a key changed worker")
+	perWorker := make([]int, workers)
+	for k := range where {
+		perWorker[where[k].Load()-1]++
+	}
+	for w, n := range perWorker {
+		assert.InDelta(t, keys/workers, n, 0.2*keys/workers, "worker %d has %d keys", w, n)
+	}
+}
+
+func TestKeyedPoolDoesNotAllocatePerJob(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	p := crew.NewPool(4, func(context.Context, keyedJob) error { return nil }, crew.WithKey(jobKey))
+	const jobs = 20_000
+	submit := func() {
+		for i := range jobs {
+			_ = p.Submit(context.Background(), keyedJob{key: i % 100, seq: i})
+		}
+	}
+	submit() // the key table reaches its size
+	allocs := testing.AllocsPerRun(1, submit)
+	require.NoError(t, p.Wait())
+	assert.Less(t, allocs/jobs, 0.001, "%v allocations for %d jobs", allocs, jobs)
+}
