@@ -179,6 +179,7 @@
 // bench/ program's overhead scenario (same machine) puts conc's pool at
 // 2-3x crew's cost and ants (1 allocation per job) and pond (6) at 4-6x.
 // With uneven jobs (95% 2 ms, 5% 100 ms) a burst finishes as fast as
-// through one shared queue, and a stream at 80% load sees the same p99;
-// at 90% load the p99 is ~1.15x a shared queue's (bench/results).
+// through one shared queue, and a stream at 80% load sees a p99 within a
+// few percent of it; at 90% load the p99 is ~1.15x a shared queue's
+// (bench/results).
 package crew

@@ -69,8 +69,9 @@ type Pool[T any] struct {
 	perWorker int64 // 1 + queue size; 0: no cap of the pool's own
 
 	// A keyed pool (WithKey, WithConsistentHash) places each job by its
-	// key under keyMu, and caps its jobs as a whole, in kpending, since a
-	// key's worker is not the pool's to choose; Wait reads kpending.
+	// key under keyMu and counts its jobs as a whole in kpending (capped at
+	// kcap if WithQueueSize gave one), since a key's worker is not the
+	// pool's to choose; Wait reads kpending.
 	keys     keyer[T]
 	keyMu    sync.Mutex
 	kpending atomic.Int64
@@ -187,7 +188,13 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		if !ok {
 			panic(fmt.Sprintf("crew: WithKey or WithConsistentHash: the key function does not take %T jobs", *new(T)))
 		}
-		p.keys, p.kcap, p.perWorker = k, int64(n)*p.perWorker, 0
+		// A key's jobs wait for each other: a bound would let a hot key's
+		// backlog block every Submit, so a keyed pool has none unless
+		// WithQueueSize sets one for the pool as a whole.
+		p.keys, p.perWorker = k, 0
+		if o.queueSize > 0 {
+			p.kcap = int64(n) * int64(1+o.queueSize)
+		}
 		p.up = func(i int) bool { return !p.workers[i].ref.stopped.Load() }
 		p.score = func(i int) int64 { return p.workers[i].ref.load.Load() }
 	}
@@ -385,6 +392,10 @@ func (p *Pool[T]) reserve() int {
 // enterKeyed counts a job in to a keyed pool if it is under its cap, and
 // returns 0: the job's worker is chosen by its key, in sendKeyed.
 func (p *Pool[T]) enterKeyed() int {
+	if p.kcap == 0 {
+		p.kpending.Add(1)
+		return 0
+	}
 	for {
 		n := p.kpending.Load()
 		if n >= p.kcap {

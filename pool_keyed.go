@@ -24,7 +24,10 @@ import (
 // the workers for a new key; no allocation per job in steady traffic. A
 // keyed pool keeps its workers from taking each other's jobs, and a job's
 // own Submit on a full keyed pool is queued beyond the bound instead of run
-// inline, since either would break the order. It takes the pool's default
+// inline, since either would break the order. A keyed pool does not bound
+// its queues unless WithQueueSize(n) is given, which caps the pool as a
+// whole at workers×(1+n) jobs: since a key's jobs wait for each other, a
+// bound lets a hot key's backlog block every Submit, other keys' too. It takes the pool's default
 // mailbox: NewPool panics if WithMailbox is given too. WithKey applies to
 // NewPool only (its T must be the pool's job type); see
 // WithConsistentHash for a fixed key-to-worker mapping.

@@ -35,7 +35,7 @@ type config struct {
 	out                        string
 }
 
-var allScenarios = []string{"overhead", "burst", "stream", "mailboxes", "memory"}
+var allScenarios = []string{"overhead", "burst", "stream", "keyed", "mailboxes", "memory"}
 
 func parseFlags() config {
 	var c config
@@ -44,7 +44,7 @@ func parseFlags() config {
 	flag.IntVar(&c.workers, "workers", 8, "workers per pool (overhead and streaming scenarios)")
 	flag.IntVar(&c.burstWorkers, "burst-workers", 16, "workers per pool in the burst scenario")
 	flag.IntVar(&c.runs, "runs", 5, "runs per measurement in the overhead, burst and mailbox scenarios; the median is reported")
-	flag.IntVar(&c.streamJobs, "stream-jobs", 4000, "jobs per contender and load in the streaming scenario (its duration)")
+	flag.IntVar(&c.streamJobs, "stream-jobs", 4000, "jobs per contender and load in the streaming and keyed scenarios (their duration)")
 	flag.StringVar(&c.out, "out", "results", "directory for report.md and the charts")
 	loads := flag.String("loads", "0.5,0.8,0.9", "comma-separated loads of the streaming scenario, as fractions of the pool's capacity")
 	flag.Parse()
@@ -109,6 +109,10 @@ func main() {
 				step(fmt.Sprintf("stream, %.0f%% load:", load*100)))...)
 		}
 		r.streamJobs, r.streamWorkers = c.streamJobs, c.workers
+	}
+	if c.scenarios["keyed"] {
+		r.keyed = keyed(c.workers, c.streamJobs, 0.8, step("keyed, 80% load:"))
+		r.keyedJobs, r.keyedWorkers = c.streamJobs, c.workers
 	}
 	if c.scenarios["mailboxes"] {
 		for _, p := range []int{1, 4} {

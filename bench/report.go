@@ -23,6 +23,9 @@ type report struct {
 	stream                    []streamResult
 	streamJobs, streamWorkers int
 
+	keyed                   []keyedResult
+	keyedJobs, keyedWorkers int
+
 	mailboxes   []mailboxResult
 	mailboxMsgs int
 
@@ -67,6 +70,15 @@ func (r *report) markdown() string {
 		p("| contender | load | p50 | p99 | p99.9 |\n|---|---|---|---|---|\n")
 		for _, s := range r.stream {
 			p("| %s | %.0f%% | %v | %v | %v |\n", s.name, s.load*100, ms(s.p50), ms(s.p99), ms(s.p999))
+		}
+		p("\n")
+	}
+	if len(r.keyed) > 0 {
+		p("## 6. Keyed placement\n\n")
+		p("%d jobs with Zipf(s=1.1) keys over 10,000 keys, the same job mix, a Poisson stream at 80%% of the capacity of %d workers; time in system from the scheduled arrival; order breaches are jobs that ran beside or before an earlier job of their key.\n\n", r.keyedJobs, r.keyedWorkers)
+		p("| placement | p50 | p99 | makespan | order breaches |\n|---|---|---|---|---|\n")
+		for _, k := range r.keyed {
+			p("| %s | %s | %s | %s | %d |\n", k.name, ms(k.p50), ms(k.p99), ms(k.makespan), k.orderBreaches)
 		}
 		p("\n")
 	}
@@ -132,6 +144,13 @@ func (r *report) targets() []target {
 			target{"streaming 80%: p99 <= 1.5x the shared queue (hand-written)", fmt.Sprintf("%.2fx (%s vs %s)", ratio(s.p99, base.p99), ms(s.p99), ms(base.p99)), ratio(s.p99, base.p99) <= 1.5},
 			target{"streaming 80%: p99 <= 0.6x round robin's", fmt.Sprintf("%.2fx (%s vs %s)", ratio(s.p99, rr.p99), ms(s.p99), ms(rr.p99)), ratio(s.p99, rr.p99) <= 0.6},
 			target{"streaming 80%: p50 <= 0.1x round robin's", fmt.Sprintf("%.2fx (%s vs %s)", ratio(s.p50, rr.p50), ms(s.p50), ms(rr.p50)), ratio(s.p50, rr.p50) <= 0.1})
+	}
+	if len(r.keyed) == 3 {
+		k, ch := r.keyed[0], r.keyed[1]
+		ts = append(ts,
+			target{"keyed placement: p99 <= 0.25x consistent hash's", fmt.Sprintf("%.2fx (%s vs %s)", ratio(k.p99, ch.p99), ms(k.p99), ms(ch.p99)), ratio(k.p99, ch.p99) <= 0.25},
+			target{"keyed placement: p50 <= 0.1x consistent hash's", fmt.Sprintf("%.2fx (%s vs %s)", ratio(k.p50, ch.p50), ms(k.p50), ms(ch.p50)), ratio(k.p50, ch.p50) <= 0.1},
+			target{"keyed placement keeps per-key order", fmt.Sprintf("%d breaches", k.orderBreaches), k.orderBreaches == 0})
 	}
 	if m := r.memory; m != nil {
 		add := m.heapPerActor - m.heapPerGoroutine

@@ -134,13 +134,14 @@ type streamResult struct {
 }
 
 // stream submits jobs as a Poisson stream at load times the pool's
-// capacity (workers/meanJob jobs per second), from one goroutine, and
-// measures each job's time in system from its scheduled arrival, so that a
-// Submit that blocks counts, to the job's end.
+// capacity (workers divided by the mean of the drawn job times, in jobs per
+// second), from one goroutine, and measures each job's time in system from
+// its scheduled arrival, so that a Submit that blocks counts, to the job's
+// end.
 func stream(cs []contender, workers, jobs int, load float64, progress func(string)) []streamResult {
 	d := jobTimes(jobs, 3)
 	r := rand.New(rand.NewPCG(4, uint64(load*1000)))
-	rate := load * float64(workers) / meanJob.Seconds() // jobs per second
+	rate := load * float64(workers) / meanOf(d).Seconds() // jobs per second
 	arrival := make([]time.Duration, jobs)
 	var t float64
 	for i := range arrival {
@@ -172,6 +173,17 @@ func stream(cs []contender, workers, jobs int, load float64, progress func(strin
 			time.Duration(quantile(tis, 0.50)), time.Duration(quantile(tis, 0.99)), time.Duration(quantile(tis, 0.999))}
 	}
 	return out
+}
+
+// meanOf returns the mean of the drawn job times, so that a load is that
+// fraction of the capacity for these jobs, not for the mix's expectation
+// (4,000 draws can be 10% off).
+func meanOf(d []time.Duration) time.Duration {
+	var sum time.Duration
+	for _, x := range d {
+		sum += x
+	}
+	return sum / time.Duration(len(d))
 }
 
 // median returns the middle of xs (the mean of the two middle ones for an
