@@ -94,10 +94,10 @@
 //	                                                    2 loads (~20 ns)        scan; O(1) whatever n
 //	Broadcast        every routee must see the message  one Tell per routee     n times the work; not a strategy
 //	WithKey          jobs of one key (account, device,   a lock, a map lookup;   per-key order; a key's jobs wait
-//	(pools)          tenant) must run in order; keys     a scan of the workers   for each other, so a hot key is
-//	                 vary in load                        for a new key           one worker's work
+//	(pools, Spawn-   tenant) must run in order; keys     a scan of the workers   for each other, so a hot key is
+//	Router)          vary in load                        for a new key           one worker's work
 //	WithConsistent-  per-worker caches: a key must keep  one hash per worker     ignores load: a hot key or an
-//	Hash (pools)     its worker across calls                                     unlucky spread leaves a queue
+//	Hash (same)      its worker across calls                                     unlucky spread leaves a queue
 //
 // SmallestMailbox scores a routee by its queued messages plus 1 while it is
 // busy. An idle routee with an empty mailbox wins at once; otherwise the
@@ -107,7 +107,8 @@
 // winning. A Picker applies any of these strategies to routees that are not
 // actors.
 //
-// A typed pool can also route by key. WithKey keeps each key's jobs in
+// A typed pool, or a router from SpawnRouter, can also route by key.
+// WithKey keeps each key's jobs in
 // submission order, never two at once: a key with jobs queued or running is
 // bound to one worker; a key with none is bound to no worker, and its next
 // job goes to the worker with the fewest keys bound plus jobs held (ties

@@ -29,8 +29,8 @@ import (
 // whole at workers×(1+n) jobs: since a key's jobs wait for each other, a
 // bound lets a hot key's backlog block every Submit, other keys' too. It takes the pool's default
 // mailbox: NewPool panics if WithMailbox is given too. WithKey applies to
-// NewPool only (its T must be the pool's job type); see
-// WithConsistentHash for a fixed key-to-worker mapping.
+// NewPool and SpawnRouter (T must be their message type; see
+// SpawnRouter); see WithConsistentHash for a fixed key-to-worker mapping.
 func WithKey[T any, K comparable](key func(T) K) Option {
 	if key == nil {
 		panic("crew: WithKey: nil key function")
@@ -133,7 +133,10 @@ func (t *keyTable[T, K]) lightest(up func(int) bool, score func(int) int64) int 
 
 func (t *keyTable[T, K]) release(job T) {
 	k := t.key(job)
-	b := t.m[k]
+	b, ok := t.m[k]
+	if !ok {
+		return // told to a routee directly, past its router: never bound
+	}
 	if b.jobs--; b.jobs > 0 {
 		t.m[k] = b
 		return

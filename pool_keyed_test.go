@@ -218,3 +218,64 @@ func TestKeyedPoolDoesNotAllocatePerJob(t *testing.T) {
 	require.NoError(t, p.Wait())
 	assert.Less(t, allocs/jobs, 0.001, "%v allocations for %d jobs", allocs, jobs)
 }
+
+func TestKeyedRouterKeepsEachKeysOrder(t *testing.T) {
+	const routees, msgs, keys = 4, 20_000, 200
+	inFlight := make([]atomic.Int32, keys)
+	last := make([]atomic.Int64, keys)
+	for i := range last {
+		last[i].Store(-1)
+	}
+	var handled, breaches atomic.Int64
+	done := make(chan struct{})
+	r := crew.SpawnRouter(context.Background(), routees, func(_ context.Context, j keyedJob) error {
+		if inFlight[j.key].Add(1) != 1 || last[j.key].Swap(int64(j.seq)) >= int64(j.seq) {
+			breaches.Add(1)
+		}
+		inFlight[j.key].Add(-1)
+		if handled.Add(1) == msgs {
+			close(done)
+		}
+		return nil
+	}, crew.WithKey(jobKey))
+	zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 4)), 1.1, 1, keys-1)
+	next := make([]int, keys)
+	for range msgs {
+		k := int(zipf.Uint64())
+		require.NoError(t, r.Tell(context.Background(), keyedJob{key: k, seq: next[k]}))
+		next[k]++
+	}
+	<-done
+	assert.Zero(t, breaches.Load(), "a key's messages overlapped or ran out of order")
+	until(t, func() bool { return r.Keys() == 0 }) // the last releases follow the handlers
+	r.Stop()
+	for _, ref := range r.Routees() {
+		<-ref.Done()
+	}
+	assert.PanicsWithValue(t, "crew: WithKey and WithConsistentHash need the router's own mailbox: drop WithMailbox", func() {
+		crew.SpawnRouter(context.Background(), 1, func(context.Context, keyedJob) error { return nil }, crew.WithKey(jobKey),
+			crew.WithMailbox(func() crew.Mailbox[keyedJob] { return crew.NewUnbounded[keyedJob]() }))
+	})
+}
+
+func TestKeyedRouterReleasesTheKeysOfDeadLetters(t *testing.T) {
+	gate := make(chan struct{})
+	started := make(chan struct{})
+	r := crew.SpawnRouter(context.Background(), 2, func(_ context.Context, j keyedJob) error {
+		if j.seq == 0 && j.key == 0 {
+			close(started)
+			<-gate
+		}
+		return nil
+	}, crew.WithKey(jobKey), crew.WithDeadLetters(func(crew.DeadLetter) {}))
+	for seq := range 5 {
+		require.NoError(t, r.Tell(context.Background(), keyedJob{key: 0, seq: seq}))
+	}
+	<-started
+	r.Stop() // the four queued messages of key 0 become dead letters
+	close(gate)
+	for _, ref := range r.Routees() {
+		<-ref.Done()
+	}
+	assert.Zero(t, r.Keys(), "no key stays bound to a stopped routee")
+}

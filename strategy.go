@@ -171,6 +171,7 @@ func (p *Picker) Pick() int { return p.strategy.pick(p.slots) }
 type Router[T any] struct {
 	picker Picker
 	refs   []*Ref[T]
+	keyed  *routerKeys[T] // SpawnRouter with WithKey or WithConsistentHash
 }
 
 // NewRouter returns a Router over routees (it keeps its own copy of the
@@ -194,8 +195,13 @@ func NewRouter[T any](s Strategy, routees ...*Ref[T]) *Router[T] {
 // SpawnRouter spawns n actors that run handle and returns a Router over
 // them: the pool variant. The options apply to every actor (WithMailbox
 // calls its factory once per actor; WithName names them name-0, name-1, ...)
-// and WithStrategy chooses the strategy, SmallestMailbox by default. It
-// panics if n is less than 1.
+// and WithStrategy chooses the strategy, SmallestMailbox by default. With
+// WithKey or WithConsistentHash the router places each message by its key
+// instead, as a keyed pool does (see WithKey): a key's messages are handled
+// in the order Tell took them, one at a time; send them through the
+// router's Tell, not to a routee directly. Such a router takes the default
+// mailbox (WithMailbox panics) and ignores WithStrategy; Broadcast ignores
+// keys. It panics if n is less than 1.
 func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context, T) error, opts ...Option) *Router[T] {
 	if n < 1 {
 		panic("crew: SpawnRouter: n must be at least 1, got " + strconv.Itoa(n))
@@ -205,6 +211,11 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 	if s == nil {
 		s = SmallestMailbox()
 	}
+	var rk *routerKeys[T]
+	if o.keyed != nil {
+		rk = newRouterKeys[T](n, &o)
+		handle = rk.wrap(handle)
+	}
 	refs := make([]*Ref[T], n)
 	for i := range refs {
 		name := strconv.Itoa(i)
@@ -213,7 +224,12 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 		}
 		refs[i] = spawn(ctx, handle, &o, name)
 	}
-	return NewRouter(s, refs...)
+	r := NewRouter(s, refs...)
+	if rk != nil {
+		rk.bind(r.refs)
+		r.keyed = rk
+	}
+	return r
 }
 
 // WithStrategy sets the strategy of a router or pool that spawns its
@@ -230,6 +246,9 @@ func WithStrategy(s Strategy) Option {
 // returns ErrNoRoutee, and creates no dead letter, when every routee has
 // stopped. It does not allocate when the message is accepted.
 func (r *Router[T]) Tell(ctx context.Context, msg T) error {
+	if r.keyed != nil {
+		return r.keyed.tell(ctx, r.refs, msg)
+	}
 	for range len(r.refs) {
 		i := r.picker.Pick()
 		if i < 0 {
