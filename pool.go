@@ -3,7 +3,6 @@ package crew
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"strconv"
 	"sync"
@@ -181,13 +180,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		p.perWorker = 1 + DefaultQueueSize
 	}
 	if o.keyed != nil {
-		if o.newMailbox != nil {
-			panic("crew: WithKey and WithConsistentHash need the pool's own mailbox: drop WithMailbox")
-		}
-		k, ok := o.keyed(n).(keyer[T])
-		if !ok {
-			panic(fmt.Sprintf("crew: WithKey or WithConsistentHash: the key function does not take %T jobs", *new(T)))
-		}
+		k := keyerFor[T](o, n, "pool", "jobs")
 		// A key's jobs wait for each other: a bound would let a hot key's
 		// backlog block every Submit, so a keyed pool has none unless
 		// WithQueueSize sets one for the pool as a whole.

@@ -1,6 +1,7 @@
 package crew
 
 import (
+	"fmt"
 	"hash/maphash"
 	"sync/atomic"
 )
@@ -56,6 +57,19 @@ func WithConsistentHash[T any, K comparable](key func(T) K) Option {
 	return func(o *options) {
 		o.keyed = func(int) any { return &rendezvous[T, K]{key: key, seed: maphash.MakeSeed()} }
 	}
+}
+
+// keyerFor makes the placement WithKey or WithConsistentHash asked for, for
+// the n workers of a pool or router (owner) whose jobs (noun) are T.
+func keyerFor[T any](o *options, n int, owner, noun string) keyer[T] {
+	if o.newMailbox != nil {
+		panic("crew: WithKey and WithConsistentHash need the " + owner + "'s own mailbox: drop WithMailbox")
+	}
+	k, ok := o.keyed(n).(keyer[T])
+	if !ok {
+		panic(fmt.Sprintf("crew: WithKey or WithConsistentHash: the key function does not take %T %s", *new(T), noun))
+	}
+	return k
 }
 
 // A keyer places the jobs of a keyed pool.

@@ -2,7 +2,6 @@ package crew
 
 import (
 	"context"
-	"fmt"
 	"sync"
 )
 
@@ -16,14 +15,7 @@ type routerKeys[T any] struct {
 }
 
 func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
-	if o.newMailbox != nil {
-		panic("crew: WithKey and WithConsistentHash need the router's own mailbox: drop WithMailbox")
-	}
-	k, ok := o.keyed(n).(keyer[T])
-	if !ok {
-		panic(fmt.Sprintf("crew: WithKey or WithConsistentHash: the key function does not take %T messages", *new(T)))
-	}
-	rk := &routerKeys[T]{keys: k}
+	rk := &routerKeys[T]{keys: keyerFor[T](o, n, "router", "messages")}
 	// A message a routee drops (it stopped with the message queued, or was
 	// told after it stopped) leaves its key too.
 	sink := o.deadLetters
