@@ -19,41 +19,33 @@ type chart struct{ title, file string }
 // charts draws what the report has data for into dir.
 func (r *report) charts(dir string) ([]chart, error) {
 	var out []chart
-	save := func(p *plot.Plot, file string, w vg.Length) error {
-		if err := p.Save(w, 4*vg.Inch, filepath.Join(dir, file)); err != nil {
-			return fmt.Errorf("chart %s: %w", file, err)
+	for _, ch := range []struct {
+		has   bool
+		draw  func() (*plot.Plot, error)
+		file  string
+		width vg.Length
+	}{
+		{len(r.stream) > 0, r.streamChart, "stream-p99.png", 7 * vg.Inch},
+		{len(r.burst) > 0, r.burstChart, "burst-makespan.png", 8 * vg.Inch},
+		{len(r.overhead) > 0, r.overheadChart, "overhead.png", 8 * vg.Inch},
+	} {
+		if !ch.has {
+			continue
 		}
-		out = append(out, chart{p.Title.Text, file})
-		return nil
-	}
-	if len(r.stream) > 0 {
-		if err := save(r.streamChart(), "stream-p99.png", 7*vg.Inch); err != nil {
-			return nil, err
+		p, err := ch.draw()
+		if err == nil {
+			err = p.Save(ch.width, 4*vg.Inch, filepath.Join(dir, ch.file))
 		}
-	}
-	if len(r.burst) > 0 {
-		p, err := r.burstChart()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("chart %s: %w", ch.file, err)
 		}
-		if err := save(p, "burst-makespan.png", 8*vg.Inch); err != nil {
-			return nil, err
-		}
-	}
-	if len(r.overhead) > 0 {
-		p, err := r.overheadChart()
-		if err != nil {
-			return nil, err
-		}
-		if err := save(p, "overhead.png", 8*vg.Inch); err != nil {
-			return nil, err
-		}
+		out = append(out, chart{p.Title.Text, ch.file})
 	}
 	return out, nil
 }
 
 // streamChart plots each contender's p99 time in system against the load.
-func (r *report) streamChart() *plot.Plot {
+func (r *report) streamChart() (*plot.Plot, error) {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Streaming uneven jobs, %d workers: p99 time in system", r.streamWorkers)
 	p.X.Label.Text = "load (% of capacity)"
@@ -72,9 +64,9 @@ func (r *report) streamChart() *plot.Plot {
 		}
 	}
 	if err := plotutil.AddLinePoints(p, lines...); err != nil {
-		panic(err) // only on a programming error in the arguments above
+		return nil, err
 	}
-	return p
+	return p, nil
 }
 
 // burstChart draws each contender's makespan over the lower bound.

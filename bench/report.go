@@ -66,7 +66,7 @@ func (r *report) markdown() string {
 	}
 	if len(r.stream) > 0 {
 		p("## 3. Streaming, uneven jobs\n\n")
-		p("%d jobs per contender and load arriving as a Poisson stream (seeded) at 50%%, 80%% and 90%% of the capacity of %d workers, the same job mix; time in system from the scheduled arrival (a Submit that blocks counts) to the job's end.\n\n", r.streamJobs, r.streamWorkers)
+		p("%d jobs per contender and load arriving as a Poisson stream (seeded) at the loads below, as fractions of the capacity of %d workers for the jobs drawn, the same job mix; time in system from the scheduled arrival (a Submit that blocks counts) to the job's end.\n\n", r.streamJobs, r.streamWorkers)
 		p("| contender | load | p50 | p99 | p99.9 |\n|---|---|---|---|---|\n")
 		for _, s := range r.stream {
 			p("| %s | %.0f%% | %v | %v | %v |\n", s.name, s.load*100, ms(s.p50), ms(s.p99), ms(s.p999))
@@ -176,38 +176,29 @@ func ratio(a, b time.Duration) float64 {
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
 
-func (r *report) overheadOf(name string, subs int) overheadResult {
-	for _, o := range r.overhead {
-		if o.name == name && o.submitters == subs {
-			return o
-		}
-	}
-	return overheadResult{}
-}
-
-func (r *report) burstOf(name string) burstResult {
-	for _, x := range r.burst {
-		if x.name == name {
+// find returns the first of xs that ok accepts, or a zero X.
+func find[X any](xs []X, ok func(X) bool) X {
+	for _, x := range xs {
+		if ok(x) {
 			return x
 		}
 	}
-	return burstResult{}
+	var zero X
+	return zero
+}
+
+func (r *report) overheadOf(name string, subs int) overheadResult {
+	return find(r.overhead, func(o overheadResult) bool { return o.name == name && o.submitters == subs })
+}
+
+func (r *report) burstOf(name string) burstResult {
+	return find(r.burst, func(x burstResult) bool { return x.name == name })
 }
 
 func (r *report) streamOf(name string, load float64) streamResult {
-	for _, s := range r.stream {
-		if s.name == name && s.load == load {
-			return s
-		}
-	}
-	return streamResult{}
+	return find(r.stream, func(s streamResult) bool { return s.name == name && s.load == load })
 }
 
 func (r *report) mailboxOf(name string, producers int) mailboxResult {
-	for _, m := range r.mailboxes {
-		if m.name == name && m.producers == producers {
-			return m
-		}
-	}
-	return mailboxResult{}
+	return find(r.mailboxes, func(m mailboxResult) bool { return m.name == name && m.producers == producers })
 }
