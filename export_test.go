@@ -29,10 +29,29 @@ func BoundedWaitersOf[T any](r *Ref[T]) int {
 }
 
 // PoolBlocked reports how many Submits are blocked on p, waiting for room.
-func PoolBlocked[T any](p *Pool[T]) int { return int(p.nwait.Load()) }
+func PoolBlocked[T any](p *Pool[T]) int {
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	n := 0
+	for w := p.d.first; w != nil; w = w.next {
+		n++
+	}
+	return n
+}
+
+// PoolIdle reports how many of p's workers are idle.
+func PoolIdle[T any](p *Pool[T]) int {
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	return p.d.nidle
+}
 
 // PoolClosed reports whether Wait has begun closing p.
-func PoolClosed[T any](p *Pool[T]) bool { return p.closed.Load() }
+func PoolClosed[T any](p *Pool[T]) bool {
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	return p.d.closed
+}
 
 // WorkerIndex reports which worker of its pool handed a job ctx, or -1.
 func WorkerIndex(ctx context.Context) int {
@@ -46,8 +65,8 @@ func WorkerIndex(ctx context.Context) int {
 // PoolStoppedWorkers reports how many of p's workers have stopped.
 func PoolStoppedWorkers[T any](p *Pool[T]) int {
 	n := 0
-	for i := range p.workers {
-		if p.workers[i].ref.Stopped() {
+	for i := range p.d.workers {
+		if p.d.workers[i].ref.Stopped() {
 			n++
 		}
 	}

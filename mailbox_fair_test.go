@@ -16,14 +16,6 @@ import (
 // keyOf groups "a1", "a2" under "a".
 func keyOf(msg string) string { return msg[:1] }
 
-func drainAll[T any](mb crew.Mailbox[T]) []T {
-	var out []T
-	for v, ok := mb.Dequeue(); ok; v, ok = mb.Dequeue() {
-		out = append(out, v)
-	}
-	return out
-}
-
 func TestFairServesOneMessagePerKeyPerTurn(t *testing.T) {
 	ctx := context.Background()
 	f := crew.NewFair(keyOf)

@@ -52,18 +52,6 @@ func TestStablePriorityKeepsArrivalOrderAmongEquals(t *testing.T) {
 	}
 }
 
-func drainN[T any](mb crew.Mailbox[T], n int) []T {
-	out := make([]T, 0, n)
-	for range n {
-		v, ok := mb.Dequeue()
-		if !ok {
-			break
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
 func TestBoundedPriorityRejectsWhenFull(t *testing.T) {
 	ctx := context.Background()
 	p := crew.NewBoundedPriority(2, byValue)

@@ -38,8 +38,6 @@ type kind struct {
 
 const kindCapacity = 8
 
-func byValue(a, b int) bool { return a < b }
-
 var kinds = []kind{
 	{"Unbounded", 0, true, func() crew.Mailbox[int] { return crew.NewUnbounded[int]() }},
 	{"Segmented", 0, true, func() crew.Mailbox[int] { return crew.NewSegmented[int]() }},

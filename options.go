@@ -10,22 +10,76 @@ import (
 )
 
 // An Option configures an actor (Spawn), a router that spawns its routees
-// (SpawnRouter) or a pool (NewPool, NewGroup, WithContext). An option that does not apply to what it
-// is passed to, such as WithStrategy to Spawn, is ignored.
+// (SpawnRouter) or a pool (NewPool, NewGroup, WithContext, Map). Each
+// option's doc says what it applies to; a constructor given an option that
+// does not apply to it, such as WithStrategy to Spawn, panics with a
+// message that names both, rather than ignore it.
 type Option func(*options)
 
+// optSet records which options were given, one bit per option.
+type optSet uint32
+
+const (
+	optName optSet = 1 << iota
+	optMailbox
+	optDeadLetters
+	optErrorHandler
+	optStrategy
+	optQueueSize
+	optKey
+	optParent
+	optCancelOnError
+	optAllErrors
+)
+
+// optNames names each option for the panics of only, in bit order, with
+// what it applies to.
+var optNames = [...]string{
+	"WithName",
+	"WithMailbox",
+	"WithDeadLetters",
+	"WithErrorHandler (for actors and routers; a pool's errors go to Wait)",
+	"WithStrategy (for routers and pools)",
+	"WithQueueSize (for pools)",
+	"WithKey or WithConsistentHash (for typed pools and SpawnRouter)",
+	"WithParent (for pools)",
+	"WithCancelOnError (for pools)",
+	"WithAllErrors (for pools)",
+}
+
+// Which options each kind of constructor takes.
+const (
+	actorOpts  = optName | optMailbox | optDeadLetters | optErrorHandler
+	routerOpts = actorOpts | optStrategy | optKey
+	poolOpts   = optName | optMailbox | optDeadLetters | optStrategy | optQueueSize | optKey |
+		optParent | optCancelOnError | optAllErrors
+)
+
+// only panics if an option outside allowed was given to fn.
+func (o *options) only(fn string, allowed optSet) {
+	extra := o.set &^ allowed
+	if extra == 0 {
+		return
+	}
+	for i, name := range optNames {
+		if extra&(1<<i) != 0 {
+			panic("crew: " + fn + ": " + name + " does not apply")
+		}
+	}
+}
+
 type options struct {
+	set         optSet // the options given
 	name        string
 	newMailbox  any // func() Mailbox[T] for the actor's T, checked by Spawn
 	deadLetters func(DeadLetter)
 	onError     func(error)
 	strategy    Strategy
-	labels      []string    // pprof labels of the actor's goroutine (pool workers)
-	idle        func() bool // what the actor does when its mailbox is empty, if not wait
-	pooled      bool        // a pool's worker: its handler recovers panics and counts load out
+	labels      []string // pprof labels of the actor's goroutine (pool workers)
+	pooled      bool     // a pool's worker: its handler recovers panics itself
 
 	// pools only
-	keyed         func(workers int) any // makes the pool's keyer[T] (WithKey, WithConsistentHash)
+	keyed         func(workers int) any // makes a keyGate[T] or keyPin[T] (WithKey, WithConsistentHash)
 	queueSize     int
 	parent        context.Context
 	cancelOnError bool
@@ -46,18 +100,27 @@ func collect(opts []Option) options {
 // WithName names the actor, for dead letters, errors and logs. A router or
 // pool that spawns its routees names them name-0, name-1, and so on.
 func WithName(name string) Option {
-	return func(o *options) { o.name = name }
+	return func(o *options) { o.set |= optName; o.name = name }
 }
 
-// WithMailbox makes each actor take its mailbox from newMailbox, which is
-// called once per actor. The default is NewUnbounded. T must be the actor's
-// message type: Spawn panics otherwise. Give each actor its own mailbox: a
-// mailbox shared between actors makes Len and dead letters meaningless.
+// WithMailbox makes each actor (Spawn, SpawnRouter) take its mailbox from
+// newMailbox, which is called once per actor; the default is NewUnbounded.
+// Give each actor its own mailbox: a mailbox shared between actors makes Len
+// and dead letters meaningless.
+//
+// For a pool (NewPool, NewGroup, WithContext), newMailbox makes the pool's
+// backlog, called once: the queue of jobs no worker has taken yet, which
+// every worker takes from. A priority mailbox then orders the whole pool,
+// a Fair one shares the whole pool between its keys. Such a pool is bounded
+// by its mailbox unless WithQueueSize is given too (see Pool).
+//
+// T must be the actor's message type, or the pool's job type: the
+// constructor panics otherwise.
 func WithMailbox[T any](newMailbox func() Mailbox[T]) Option {
 	if newMailbox == nil {
 		panic("crew: WithMailbox: nil mailbox factory")
 	}
-	return func(o *options) { o.newMailbox = newMailbox }
+	return func(o *options) { o.set |= optMailbox; o.newMailbox = newMailbox }
 }
 
 // WithDeadLetters sends each message that will never reach its handler to
@@ -72,19 +135,20 @@ func WithDeadLetters(sink func(DeadLetter)) Option {
 	if sink == nil {
 		panic("crew: WithDeadLetters: nil sink")
 	}
-	return func(o *options) { o.deadLetters = sink }
+	return func(o *options) { o.set |= optDeadLetters; o.deadLetters = sink }
 }
 
 // WithErrorHandler sends each error a handler returns, and each panic it
 // raises (as an error that errors.As unwraps to *panics.ErrRecovered, with
 // the stack), to onError, on the actor's goroutine. The actor then goes on
 // with its next message. onError must not panic. Without this option, errors
-// are logged through log/slog, sparingly.
+// are logged through log/slog, sparingly. It applies to actors and routers;
+// a pool returns its jobs' errors from Wait instead.
 func WithErrorHandler(onError func(error)) Option {
 	if onError == nil {
 		panic("crew: WithErrorHandler: nil handler")
 	}
-	return func(o *options) { o.onError = onError }
+	return func(o *options) { o.set |= optErrorHandler; o.onError = onError }
 }
 
 // A DeadLetter is a message that will never reach its handler.
@@ -128,18 +192,19 @@ func logError(err error) {
 	}
 }
 
-// WithQueueSize lets each worker of a pool hold up to n jobs waiting beside
-// the one it runs; Submit blocks while every worker holds that many. The
-// default, with the default mailbox, is DefaultQueueSize; with WithMailbox,
-// the pool sets no limit of its own unless given this option. A small n
-// keeps memory and the delay of a burst's last jobs low; a larger one lets
-// submitters run further ahead of the workers. It panics if n is less
-// than 1.
+// WithQueueSize bounds a pool at workers×(1+n) jobs held (waiting in the
+// backlog, handed to a worker or running): n waiting jobs per worker, on
+// average, beside the one it runs. Submit blocks while the pool is that
+// full. The default, with the default backlog, is DefaultQueueSize; with
+// WithMailbox or WithKey the pool sets no bound of its own unless given this
+// option. A small n keeps memory and the delay of a burst's last jobs low;
+// a larger one lets submitters run further ahead of the workers. It applies
+// to pools and panics if n is less than 1.
 func WithQueueSize(n int) Option {
 	if n < 1 {
 		panic("crew: WithQueueSize: n must be at least 1, got " + strconv.Itoa(n))
 	}
-	return func(o *options) { o.queueSize = n }
+	return func(o *options) { o.set |= optQueueSize; o.queueSize = n }
 }
 
 // WithParent derives a pool's context, the one its jobs receive, from ctx:
@@ -151,7 +216,7 @@ func WithParent(ctx context.Context) Option {
 	if ctx == nil {
 		panic("crew: WithParent: nil context")
 	}
-	return func(o *options) { o.parent = ctx }
+	return func(o *options) { o.set |= optParent; o.parent = ctx }
 }
 
 // WithCancelOnError makes the first error (or panic) of a pool's jobs
@@ -159,7 +224,7 @@ func WithParent(ctx context.Context) Option {
 // WithContext does: jobs still queued are then skipped, and running ones see
 // their context done. WithContext sets it.
 func WithCancelOnError() Option {
-	return func(o *options) { o.cancelOnError = true }
+	return func(o *options) { o.set |= optCancelOnError; o.cancelOnError = true }
 }
 
 // WithAllErrors makes a pool's Wait return every error its jobs returned or
@@ -170,5 +235,5 @@ func WithCancelOnError() Option {
 // first error. The pool keeps every error until Wait: a pool whose jobs fail
 // by the million keeps a million errors.
 func WithAllErrors() Option {
-	return func(o *options) { o.allErrors = true }
+	return func(o *options) { o.set |= optAllErrors; o.allErrors = true }
 }

@@ -1,32 +1,37 @@
 package crew
 
-import "context"
+import (
+	"context"
+	"errors"
+	"strconv"
+)
 
 // Map calls f on each of inputs on a pool of workers goroutines and returns
 // the results in the order of inputs. The first error (or panic, as an error
 // that errors.As unwraps to *panics.ErrRecovered) cancels the context f
 // receives, which derives from ctx; inputs not yet started are skipped, and
 // Map returns nil and that error once the calls in progress have returned.
-// If ctx ends first, Map returns nil and context.Cause(ctx).
+// If ctx ends first, Map returns nil and context.Cause(ctx), also when a
+// call returned ctx's own error (context.Canceled or DeadlineExceeded)
+// because ctx ended.
 //
-// Map takes the options of NewPool but WithMailbox, which panics: its jobs
-// are indexes into inputs, not values of yours. It panics if workers is less
-// than 1 or f is nil. Each result is written by one worker and read after
-// all of them have stopped: R needs no locking.
+// Map takes the options of NewPool but WithMailbox, WithKey,
+// WithConsistentHash and WithParent, which do not apply: its jobs are
+// indexes into inputs, and ctx is their parent. It panics if ctx or f is
+// nil or workers is less than 1. Each result is written by one worker and
+// read after all of them have stopped: R needs no locking.
 func Map[T, R any](ctx context.Context, workers int, inputs []T, f func(context.Context, T) (R, error), opts ...Option) ([]R, error) {
 	if ctx == nil {
 		panic("crew: Map: nil context")
 	}
 	if workers < 1 {
-		panic("crew: Map: workers must be at least 1")
+		panic("crew: Map: workers must be at least 1, got " + strconv.Itoa(workers))
 	}
 	if f == nil {
 		panic("crew: Map: nil function")
 	}
 	o := collect(opts)
-	if o.newMailbox != nil {
-		panic("crew: Map: WithMailbox does not apply")
-	}
+	o.only("Map", poolOpts&^(optMailbox|optKey|optParent))
 	o.parent, o.cancelOnError = ctx, true
 	out := make([]R, len(inputs))
 	p := newPool(min(workers, max(len(inputs), 1)), func(ctx context.Context, i int) error {
@@ -44,6 +49,10 @@ func Map[T, R any](ctx context.Context, workers int, inputs []T, f func(context.
 	err := p.Wait()
 	if err == nil {
 		err = refused // ctx ended before every input was submitted
+	}
+	if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		// A call that returned ctx's error when ctx ended: say why it ended.
+		err = context.Cause(ctx)
 	}
 	if err != nil {
 		return nil, err

@@ -20,29 +20,6 @@ import (
 	"github.com/crewlib/crew"
 )
 
-// until yields until cond holds: for states that no channel announces,
-// such as a Submit being blocked.
-func until(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 10s")
-		}
-		runtime.Gosched()
-	}
-}
-
-// gated returns a job that reports its start on started and returns err
-// once release is closed.
-func gated(started chan<- struct{}, release <-chan struct{}, err error) crew.Job {
-	return func(context.Context) error {
-		started <- struct{}{}
-		<-release
-		return err
-	}
-}
-
 func TestFirstErrorWinsAndCancelsTheContext(t *testing.T) {
 	boom := errors.New("boom")
 	p, ctx := crew.WithContext(context.Background(), 4)
@@ -282,8 +259,6 @@ func TestPanicsAreReportedWithTheirStackAndOtherJobsRun(t *testing.T) {
 	assert.EqualValues(t, 20, s.Completed)
 }
 
-func explode() { panic("kaboom") }
-
 func TestAllErrorsLeavesOutTheCancellationNoise(t *testing.T) {
 	first, second := errors.New("first"), errors.New("second")
 	p, ctx := crew.WithContext(context.Background(), 3, crew.WithAllErrors())
@@ -355,7 +330,9 @@ func TestJobsMaySubmitMoreAfterWaitBegan(t *testing.T) {
 	p := crew.NewGroup(2)
 	var child atomic.Bool
 	require.NoError(t, p.Submit(context.Background(), func(ctx context.Context) error {
-		until(t, func() bool { return crew.PoolClosed(p) })
+		for !crew.PoolClosed(p) { // no t.Fatal from a job's goroutine: Wait ends this
+			runtime.Gosched()
+		}
 		return p.Submit(ctx, func(context.Context) error {
 			child.Store(true)
 			return nil
@@ -516,9 +493,9 @@ func TestWorkersCarryProfilerLabels(t *testing.T) {
 	assert.Contains(t, buf.String(), `"crew.worker":"0"`)
 }
 
-func TestIdleWorkersTakeJobsStuckBehindASlowOne(t *testing.T) {
-	// Round robin puts every other job behind the slow one on worker 0; the
-	// other worker takes them over when its own mailbox runs dry.
+func TestNoJobWaitsBehindASlowOne(t *testing.T) {
+	// Whatever the strategy, while worker 0 runs the slow job the other
+	// worker runs every job submitted after it.
 	slow, release := make(chan struct{}), make(chan struct{})
 	var fast atomic.Int32
 	p := crew.NewPool(2, func(_ context.Context, v int) error {
@@ -536,7 +513,6 @@ func TestIdleWorkersTakeJobsStuckBehindASlowOne(t *testing.T) {
 		require.NoError(t, p.Submit(context.Background(), v))
 	}
 	until(t, func() bool { return fast.Load() == 40 })
-	assert.GreaterOrEqual(t, p.Stats().Stolen, int64(20), "worker 1 ran worker 0's share")
 	close(release)
 	require.NoError(t, p.Wait())
 }
@@ -584,19 +560,6 @@ func TestMapReportsItsContextEnding(t *testing.T) {
 		_, _ = crew.Map(context.Background(), 1, []int{1}, func(context.Context, int) (int, error) { return 1, nil },
 			crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewUnbounded[int]() }))
 	})
-}
-
-// holdFirst returns a handler that holds job 0 until release is closed,
-// after closing started, and lets every other job through.
-func holdFirst() (handle func(context.Context, int) error, started, release chan struct{}) {
-	started, release = make(chan struct{}), make(chan struct{})
-	return func(_ context.Context, v int) error {
-		if v == 0 {
-			close(started)
-			<-release
-		}
-		return nil
-	}, started, release
 }
 
 func TestPoolWithAMailboxThatDropsOrRefuses(t *testing.T) {

@@ -4,116 +4,97 @@ import (
 	"context"
 	"errors"
 	"sync/atomic"
+	"time"
 
 	"github.com/sourcegraph/conc/panics"
 )
 
-// A worker is one of the pool's actors and its counters, read by Stats.
-// handled, canceled and stolen are written by the worker's goroutine alone,
-// with a plain store; the others also by the goroutines of its jobs, whose
-// own Submits on a full pool run inline on them, so they are added to
-// atomically.
+// A worker is one of a pool's actors: a Ref whose mailbox (a workerBox) is
+// its view of the pool's dispatcher. Dequeue gives it the job handed to it,
+// else the oldest job of the backlog; finding none, it waits for its
+// signal, which a job handed to it sends.
 type worker[T any] struct {
-	pool   *Pool[T]
-	ref    *Ref[T]
-	ctx    context.Context // the pool's context, marked as this worker's
-	index  int
-	victim int // where steal looks first; only the worker's goroutine uses it
+	pool  *Pool[T]
+	ref   *Ref[T]
+	ctx   context.Context // the pool's context, marked as this worker's
+	index int
+	keyed bool // WithKey: the dispatcher needs each job's key at its end
 
-	handled, failed, panicked, canceled, inline, stolen atomic.Int64
-	_                                                   [32]byte // 128 bytes in all
+	// Guarded by the dispatcher's lock.
+	own               ring[T] // jobs handed to this worker, or queued at it by WithConsistentHash
+	dead              bool    // died, or stopped by Wait
+	handled, canceled int64   // jobs it ran, jobs it skipped: counted with held, for Stats
+
+	// Written by the worker's goroutine, read by the dispatcher on it.
+	ended   bool      // a job ended since the dispatcher last counted one out
+	skipped bool      // that job was skipped, not run
+	last    T         // that job, for its key (WithKey)
+	streak  int       // jobs taken since the worker was idle, or since share last looked
+	since   time.Time // when share began to time the worker's streak
+
+	// Also written by the goroutines of its jobs, whose own Submits on a
+	// full pool run inline on them.
+	failed, panicked, inline atomic.Int64
+	_                        [64]byte // keeps workers off each other's cache lines
 }
 
 // workerKey marks the context a worker hands its jobs, so that a job's
 // Submit to its own pool is recognised (see Submit).
 type workerKey struct{}
 
+// workerBox is a worker's mailbox: the pool's dispatcher seen from the
+// worker. The pool never tells its workers anything: it hands them jobs
+// through the dispatcher, so Enqueue is never called.
+type workerBox[T any] struct{ w *worker[T] }
+
+var errTold = errors.New("crew: a pool's worker takes no messages")
+
+func (b workerBox[T]) Enqueue(context.Context, T) error { return errTold }
+func (b workerBox[T]) Dequeue() (T, bool)               { return b.w.pool.d.next(b.w) }
+
+// Len reports the jobs queued at the worker itself.
+func (b workerBox[T]) Len() int {
+	d := &b.w.pool.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return b.w.own.n
+}
+
+// Close is called once the worker's actor stops: by Wait, when nothing is
+// left, or because a job called runtime.Goexit. The jobs left with a dead
+// worker become dead letters here, which count them out of the pool, so
+// that Close returns nothing for the actor to dead-letter.
+func (b workerBox[T]) Close() []T {
+	d := &b.w.pool.d
+	d.deadLetters(d.bury(b.w), b.w.ref.name, errGoexit)
+	return nil
+}
+
 // run is the worker's handler: it runs one job and accounts for it.
 func (w *worker[T]) run(_ context.Context, job T) error {
-	p := w.pool
-	if p.ctx.Err() != nil {
-		// The pool's context is done: the job is not started, only counted.
-		w.canceled.Store(w.canceled.Load() + 1)
-		if p.sink != nil {
-			p.sink(DeadLetter{Message: job, Target: w.ref.name, Reason: context.Cause(p.ctx)})
-		}
-		w.finish(job)
-		return nil
-	}
 	w.call(job, true)
 	return nil
 }
 
-// finish counts out a job of this worker's load (and, in a keyed pool, of
-// its key and the pool's count).
-func (w *worker[T]) finish(job T) {
+// skip accounts for a job the dispatcher skipped because the pool's
+// context is done.
+func (w *worker[T]) skip(job T) {
 	p := w.pool
-	w.ref.load.Add(-1)
-	if p.keys != nil {
-		p.keyMu.Lock()
-		p.keys.release(job)
-		p.keyMu.Unlock()
-		p.kpending.Add(-1)
+	if p.sink != nil {
+		p.sink(DeadLetter{Message: job, Target: w.ref.name, Reason: context.Cause(p.ctx)})
 	}
-	p.settle()
+	w.ended, w.skipped = true, true
+	if w.keyed {
+		w.last = job
+	}
 }
 
-// steal runs one job queued for another worker, if there is one, and
-// reports whether it did. The worker calls it when it finds its own mailbox
-// empty, before it waits: an idle worker takes over a job stuck behind a
-// slow one, and a worker that keeps finding work keeps running, instead of
-// parking while its siblings are woken one job at a time.
-func (w *worker[T]) steal() bool {
-	if !w.pool.started.Load() {
-		return false
-	}
-	ws := w.pool.workers
-	for k := range len(ws) {
-		// Start with the last worker robbed: while the submitters keep
-		// feeding it, it is where the next job is.
-		j := w.victim + k
-		if j >= len(ws) {
-			j -= len(ws)
-		}
-		if j == w.index {
-			continue
-		}
-		v := ws[j].ref
-		if v.mb.Len() == 0 {
-			continue
-		}
-		job, ok := v.mb.Dequeue()
-		if !ok {
-			continue
-		}
-		// Move the job's weight from the victim's load to this worker's
-		// while it runs, so that strategies see where it is. The victim has
-		// room again: hand it to a blocked Submit.
-		w.ref.load.Add(1)
-		if w.pool.closed.Load() {
-			w.pool.moves.Add(1) // see Pool.moves
-		}
-		v.load.Add(-1)
-		w.pool.settle()
-		w.stolen.Store(w.stolen.Load() + 1)
-		w.victim = j
-		_ = w.run(w.ctx, job) // counts the job out of this worker's load
-		return true
-	}
-	return false
-}
-
-// runInline runs a job submitted by one of the pool's jobs on a full pool,
-// on the submitting goroutine (the worker's or one its job started); it
-// was never counted in, and counts in inline, not handled.
-func (w *worker[T]) runInline(job T) {
-	w.call(job, false)
-}
-
-// call runs the job, records its error or panic, and counts it out if it
-// was counted in. The deferred function also runs when the job calls
+// call runs the job and records its error or panic. A job the dispatcher
+// dispatched (counted) is counted out at the worker's next Dequeue; one
+// run inline, on the goroutine of the job that submitted it, was never
+// counted in. The deferred function also runs when the job calls
 // runtime.Goexit, which ends the worker: its actor then reports that to
-// workerError and sends its queued jobs to deadLetter.
+// workerError and closes its mailbox.
 func (w *worker[T]) call(job T, counted bool) {
 	defer func() {
 		if v := recover(); v != nil {
@@ -121,11 +102,13 @@ func (w *worker[T]) call(job T, counted bool) {
 			r := panics.NewRecovered(1, v)
 			w.fail(r.AsError())
 		}
-		if counted {
-			w.handled.Store(w.handled.Load() + 1)
-			w.finish(job)
-		} else {
+		if !counted {
 			w.inline.Add(1)
+			return
+		}
+		w.ended = true
+		if w.keyed {
+			w.last = job
 		}
 	}()
 	if err := w.pool.handle(w.ctx, job); err != nil {
@@ -165,23 +148,18 @@ func (p *Pool[T]) noise(err error) bool {
 // and panics are recorded by call, so this only sees a job's Goexit.
 func (p *Pool[T]) workerError(err error) { p.record(err) }
 
-// deadLetter counts out a job a worker's mailbox discarded (a DropOldest
-// mailbox of the user's) or left behind when its worker died.
-// The actor counted the job out of its load before.
-func (p *Pool[T]) deadLetter(d DeadLetter) {
-	p.dropped.Add(1)
-	if p.keys != nil {
-		p.keyMu.Lock()
-		p.keys.release(d.Message.(T))
-		p.keyMu.Unlock()
-		p.kpending.Add(-1)
+// letter delivers the dead letter of a job dropped by the backlog or left
+// with a dead worker: to the sink of WithDeadLetters, or the log.
+func (p *Pool[T]) letter(job T, target string, reason error) {
+	if target == "" {
+		target = p.name
 	}
+	d := DeadLetter{Message: job, Target: target, Reason: reason}
 	if p.sink != nil {
 		p.sink(d)
 	} else {
 		logDeadLetter(d)
 	}
-	p.settle()
 }
 
 // workerIndex reports the worker's index in its pool (for tests).

@@ -35,9 +35,8 @@ type Ref[T any] struct {
 	sink    func(DeadLetter)
 	onError func(error)
 
-	labels []string    // pprof label pairs set on the goroutine as it starts, or nil
-	idle   func() bool // called when the mailbox is empty; true: look again
-	pooled bool        // a pool's worker: handle recovers and counts out itself
+	labels []string // pprof label pairs set on the goroutine as it starts, or nil
+	pooled bool     // a pool's worker: handle recovers panics itself
 
 	signal chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
 	done   chan struct{} // closed by the second of shutdown and the goroutine's exit
@@ -76,6 +75,7 @@ type routeState struct {
 // To feed an actor from a channel you already have, see Forward.
 func Spawn[T any](ctx context.Context, handle func(context.Context, T) error, opts ...Option) *Ref[T] {
 	o := collect(opts)
+	o.only("Spawn", actorOpts)
 	return spawn(ctx, handle, &o, o.name)
 }
 
@@ -98,7 +98,6 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 		signal:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		labels:  o.labels,
-		idle:    o.idle,
 		pooled:  o.pooled,
 	}
 	if r.sink == nil {
@@ -166,9 +165,14 @@ func (r *Ref[T]) push(ctx context.Context, msg T) error {
 	return nil
 }
 
-func (r *Ref[T]) deadLetter(msg T, reason error) {
+func (r *Ref[T]) deadLetter(msg T, reason error) { r.deadLetterTo(r.sink, msg, reason) }
+
+// deadLetterTo counts msg as one of the actor's dead letters and delivers it
+// to sink: a keyed router delivers those its routees refused on the way in
+// to its own sink, which the routees' do not see.
+func (r *Ref[T]) deadLetterTo(sink func(DeadLetter), msg T, reason error) {
 	r.dead.Add(1)
-	r.sink(DeadLetter{Message: msg, Target: r.name, Reason: reason})
+	sink(DeadLetter{Message: msg, Target: r.name, Reason: reason})
 }
 
 // run is the actor's goroutine.
@@ -227,14 +231,11 @@ func (r *Ref[T]) loop(ctx context.Context) {
 			}
 			msg, ok := r.mb.Dequeue()
 			if !ok {
-				if r.idle != nil && r.idle() {
-					continue // it found work elsewhere (a pool's worker)
-				}
 				r.busy.Store(false)
 				break
 			}
 			if r.pooled {
-				_ = r.handle(ctx, msg) // recovers panics and counts msg out itself
+				_ = r.handle(ctx, msg) // recovers panics and accounts for msg itself
 			} else {
 				r.invoke(ctx, msg)
 				r.load.Add(-1)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -16,32 +15,6 @@ import (
 
 	"github.com/crewlib/crew"
 )
-
-// letters records dead letters.
-type letters struct {
-	mu  sync.Mutex
-	all []crew.DeadLetter
-}
-
-func (l *letters) sink(d crew.DeadLetter) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.all = append(l.all, d)
-}
-
-func (l *letters) get() []crew.DeadLetter {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]crew.DeadLetter(nil), l.all...)
-}
-
-func (l *letters) messages() []int {
-	var out []int
-	for _, d := range l.get() {
-		out = append(out, d.Message.(int))
-	}
-	return out
-}
 
 func TestActorHandlesMessagesInOrder(t *testing.T) {
 	var got []int

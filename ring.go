@@ -1,12 +1,16 @@
 package crew
 
 // ring is the growable FIFO circular buffer under each of Fair's sub-queues
-// and its serving order. It is not safe for concurrent use: its owner guards
-// it. The zero value is an empty ring that holds no buffer.
+// and its serving order, a pool's backlog and its keys' queues. It is not
+// safe for concurrent use: its owner guards it. The zero value is an empty
+// ring that holds no buffer.
 type ring[T any] struct {
 	buf  []T
 	head int // index of the oldest element
 	n    int // number of elements
+
+	bufs *slabs[T] // if set, buffers come from it and go back to it
+	box  *slab[T]  // holds buf if it came from bufs
 }
 
 // minRingSlots is the first buffer a growable ring allocates.
@@ -36,9 +40,13 @@ func (r *ring[T]) grow() {
 	if size < minRingSlots {
 		size = minRingSlots
 	}
-	buf := make([]T, size)
+	buf, box := r.bufs.take(size)
 	r.copyTo(buf)
-	r.buf, r.head = buf, 0
+	if r.box != nil {
+		clear(r.buf)
+		r.bufs.give(r.box)
+	}
+	r.buf, r.head, r.box = buf, 0, box
 }
 
 // copyTo copies the elements, oldest first, to dst, which has room for r.n.
@@ -79,7 +87,14 @@ func (r *ring[T]) shrinkIfDrained() {
 	if r.n == 0 {
 		r.head = 0
 		if len(r.buf) > keptRingSlots {
-			r.buf = nil
+			r.release()
 		}
 	}
+}
+
+// release drops the buffer of an empty ring, giving it back to bufs if it
+// came from there (pop left every slot zero).
+func (r *ring[T]) release() {
+	r.bufs.give(r.box)
+	r.buf, r.head, r.box = nil, 0, nil
 }

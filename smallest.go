@@ -29,6 +29,8 @@ func SmallestMailbox() Strategy { return &smallest{} }
 
 type smallest struct{ next atomic.Uint64 }
 
+func (*smallest) firstIdle(next, _ int) int { return next }
+
 func (s *smallest) pick(slots []slot) int {
 	n := len(slots)
 	if n == 0 {
@@ -70,6 +72,8 @@ func (s *smallest) pick(slots []slot) int {
 func SmallestOfTwo() Strategy { return &smallestOfTwo{} }
 
 type smallestOfTwo struct{ scan smallest }
+
+func (*smallestOfTwo) firstIdle(_, n int) int { return rand.IntN(n) }
 
 func (s *smallestOfTwo) pick(slots []slot) int {
 	n := len(slots)

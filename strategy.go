@@ -26,13 +26,20 @@ type Routee interface {
 }
 
 // A Strategy decides which routee of a Router gets each message: RoundRobin,
-// Random, SmallestMailbox or SmallestOfTwo. A Strategy keeps a little state
-// (a rotation counter) and is safe for concurrent use; give each router its
-// own. Strategies are implemented by this package.
+// Random, SmallestMailbox or SmallestOfTwo. In a pool it decides which idle
+// worker a job is handed to when several are idle (see Pool). A Strategy
+// keeps a little state (a rotation counter) and is safe for concurrent use;
+// give each router or pool its own. Strategies are implemented by this
+// package.
 type Strategy interface {
 	// pick returns the index in slots of the routee for the next message, or
 	// -1 when every routee has stopped.
 	pick(slots []slot) int
+	// firstIdle returns where a pool starts looking for an idle worker among
+	// n, given next, the worker after the one it chose last: a strategy
+	// that rotates starts there, a random one anywhere. Every idle worker
+	// scores 0, so for SmallestMailbox this is its rotation of ties.
+	firstIdle(next, n int) int
 }
 
 // A slot is one routee as a strategy sees it: a *Ref's routeState, read with
@@ -114,6 +121,8 @@ func RoundRobin() Strategy { return &roundRobin{} }
 
 type roundRobin struct{ next atomic.Uint64 }
 
+func (*roundRobin) firstIdle(next, _ int) int { return next }
+
 func (s *roundRobin) pick(slots []slot) int {
 	if len(slots) == 0 {
 		return -1
@@ -127,6 +136,8 @@ func (s *roundRobin) pick(slots []slot) int {
 func Random() Strategy { return random{} }
 
 type random struct{}
+
+func (random) firstIdle(_, n int) int { return rand.IntN(n) }
 
 func (random) pick(slots []slot) int {
 	if len(slots) == 0 {
@@ -195,18 +206,23 @@ func NewRouter[T any](s Strategy, routees ...*Ref[T]) *Router[T] {
 // SpawnRouter spawns n actors that run handle and returns a Router over
 // them: the pool variant. The options apply to every actor (WithMailbox
 // calls its factory once per actor; WithName names them name-0, name-1, ...)
-// and WithStrategy chooses the strategy, SmallestMailbox by default. With
-// WithKey or WithConsistentHash the router places each message by its key
-// instead, as a keyed pool does (see WithKey): a key's messages are handled
-// in the order Tell took them, one at a time; send them through the
-// router's Tell, not to a routee directly. Such a router takes the default
-// mailbox (WithMailbox panics) and ignores WithStrategy; Broadcast ignores
-// keys. It panics if n is less than 1.
+// and WithStrategy chooses the strategy, SmallestMailbox by default.
+//
+// With WithKey the router keeps each key's messages in order, one at a
+// time, as a keyed pool does (see WithKey): a message whose key has one in a
+// routee's mailbox or being handled waits in the router, and the strategy
+// places it when that one is done. With WithConsistentHash each key's
+// messages go to one routee. Send a keyed router's messages through its
+// Tell, not to a routee directly, which would bypass its keys. Such a router
+// takes the default mailbox (WithMailbox panics); Broadcast ignores keys.
+// SpawnRouter panics if n is less than 1 or an option does not apply to a
+// router.
 func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context, T) error, opts ...Option) *Router[T] {
 	if n < 1 {
 		panic("crew: SpawnRouter: n must be at least 1, got " + strconv.Itoa(n))
 	}
 	o := collect(opts)
+	o.only("SpawnRouter", routerOpts)
 	s := o.strategy
 	if s == nil {
 		s = SmallestMailbox()
@@ -214,7 +230,6 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 	var rk *routerKeys[T]
 	if o.keyed != nil {
 		rk = newRouterKeys[T](n, &o)
-		handle = rk.wrap(handle)
 	}
 	refs := make([]*Ref[T], n)
 	for i := range refs {
@@ -222,23 +237,32 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 		if o.name != "" {
 			name = o.name + "-" + name
 		}
-		refs[i] = spawn(ctx, handle, &o, name)
+		ro, h := o, handle
+		if rk != nil {
+			h = rk.forRoutee(i, handle, &ro)
+		}
+		refs[i] = spawn(ctx, h, &ro, name)
 	}
 	r := NewRouter(s, refs...)
 	if rk != nil {
-		rk.bind(r.refs)
+		rk.bind(r)
 		r.keyed = rk
 	}
 	return r
 }
 
-// WithStrategy sets the strategy of a router or pool that spawns its
-// routees. The default is SmallestMailbox.
+// WithStrategy sets the strategy of a router that spawns its routees
+// (SpawnRouter), or of a pool. A router's strategy picks the routee of each
+// message. A pool's picks which idle worker a job is handed to when several
+// are idle: every idle worker scores 0, so SmallestMailbox and RoundRobin
+// rotate through them and Random and SmallestOfTwo pick one at random; a
+// job never goes to a busy worker while one is idle, whatever the strategy.
+// The default is SmallestMailbox.
 func WithStrategy(s Strategy) Option {
 	if s == nil {
 		panic("crew: WithStrategy: nil Strategy")
 	}
-	return func(o *options) { o.strategy = s }
+	return func(o *options) { o.set |= optStrategy; o.strategy = s }
 }
 
 // Tell sends msg to the routee the strategy picks; see Ref.Tell for what it
@@ -247,7 +271,7 @@ func WithStrategy(s Strategy) Option {
 // stopped. It does not allocate when the message is accepted.
 func (r *Router[T]) Tell(ctx context.Context, msg T) error {
 	if r.keyed != nil {
-		return r.keyed.tell(ctx, r.refs, msg)
+		return r.keyed.tell(ctx, msg)
 	}
 	for range len(r.refs) {
 		i := r.picker.Pick()
@@ -269,6 +293,17 @@ func (r *Router[T]) Tell(ctx context.Context, msg T) error {
 // ErrNoRoutee if there is none, and otherwise the errors of the routees that
 // did not accept it, joined (each such message is a dead letter).
 func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
+	if r.keyed != nil {
+		live, refused, errs := r.keyed.broadcast(ctx, msg)
+		if live == 0 {
+			return ErrNoRoutee
+		}
+		for i, ref := range refused {
+			ref.deadLetterTo(r.keyed.sink, msg, errs[i])
+			errs[i] = fmt.Errorf("routee %q: %w", ref.name, errs[i])
+		}
+		return errors.Join(errs...)
+	}
 	var errs []error
 	live := 0
 	for i, ref := range r.refs {

@@ -1,0 +1,198 @@
+package crew
+
+import (
+	"fmt"
+	"hash/maphash"
+)
+
+// WithKey makes a typed pool, or a router from SpawnRouter, keep the jobs of
+// each key in order: jobs with the same key run one after another, in the
+// order they were submitted, never two at once, while jobs of different
+// keys run in parallel. key must return the same key for a job every time
+// it is called, and must not panic.
+//
+// A key holds at most one job dispatched at a time. A job whose key is free
+// is dispatched at once, as any job of the pool is (to an idle worker, or
+// into the backlog in submission order); a job whose key is busy waits
+// behind its key, and is dispatched when the key's job before it ends,
+// joining the backlog then. So keys spread over the workers as they free:
+// a hot key occupies one worker at a time, never a worker's queue, and keys
+// do not stay where they were first placed. A router places each such
+// message with its strategy (SmallestMailbox by default) when it is
+// dispatched. The key table holds only keys with jobs queued or running.
+//
+// It costs a map lookup under the pool's lock per job and per job's end;
+// no allocation per job in steady traffic. A keyed pool does not bound its
+// jobs unless WithQueueSize(n) is given, which caps the pool as a whole at
+// workers×(1+n) jobs, counting those waiting behind their keys: a hot key's
+// backlog then blocks every Submit, other keys' too. A job's own Submit on
+// a full keyed pool is queued beyond the bound instead of run inline, which
+// would break its key's order. WithKey takes the default backlog:
+// NewPool panics if WithMailbox is given too. T must be the job type of the
+// pool (or the message type of the router). See WithConsistentHash for a
+// fixed key-to-worker mapping.
+func WithKey[T any, K comparable](key func(T) K) Option {
+	if key == nil {
+		panic("crew: WithKey: nil key function")
+	}
+	return func(o *options) {
+		o.set |= optKey
+		o.keyed = func(int) any { return newKeyTable(key) }
+	}
+}
+
+// WithConsistentHash makes a typed pool, or a router from SpawnRouter, send
+// every job of a key to the same worker, chosen by rendezvous hashing of the
+// key over the live workers (the highest of hash(key, worker)), so that a
+// key keeps its worker across calls and runs: what per-worker caches need.
+// Jobs of one key run in submission order, one at a time, queued at their
+// worker. Unlike WithKey it ignores load: a hot key, or an unlucky spread of
+// keys, leaves one worker with a queue while others idle. It costs one hash
+// of the key and one per worker. Like WithKey, it takes the default backlog.
+func WithConsistentHash[T any, K comparable](key func(T) K) Option {
+	if key == nil {
+		panic("crew: WithConsistentHash: nil key function")
+	}
+	return func(o *options) {
+		o.set |= optKey
+		o.keyed = func(int) any { return &rendezvous[T, K]{key: key, seed: maphash.MakeSeed()} }
+	}
+}
+
+// keyedFor makes the keyed dispatch WithKey or WithConsistentHash asked
+// for, for a pool or router (owner, for messages) whose jobs (noun) are T:
+// a gate, or a pin.
+func keyedFor[T any](o *options, n int, owner, noun string) (keyGate[T], keyPin[T]) {
+	if o.newMailbox != nil {
+		panic("crew: WithKey and WithConsistentHash need the " + owner + "'s own mailbox: drop WithMailbox")
+	}
+	switch k := o.keyed(n).(type) {
+	case keyGate[T]:
+		return k, nil
+	case keyPin[T]:
+		return nil, k
+	}
+	panic(fmt.Sprintf("crew: WithKey or WithConsistentHash: the key function does not take %T %s", *new(T), noun))
+}
+
+// A keyGate holds back the jobs of a busy key (WithKey). Its owner guards
+// it with a lock.
+type keyGate[T any] interface {
+	// enter reports whether job may be dispatched now, its key having no
+	// job dispatched; if not, it queues job behind its key.
+	enter(job T) bool
+	// leave is told that job, dispatched, has ended. It returns the next
+	// job of its key, now to be dispatched, if one is queued; otherwise the
+	// key is free again and leaves the table.
+	leave(job T) (next T, ok bool)
+	// drain removes and returns every job queued behind a key. The keys
+	// whose job is dispatched stay busy until it leaves.
+	drain() []T
+	// queued reports the jobs waiting behind their keys.
+	queued() int
+	// active reports the keys with a job dispatched.
+	active() int
+}
+
+// A keyPin maps each job to the worker its key is pinned to
+// (WithConsistentHash).
+type keyPin[T any] interface {
+	// place returns the worker among n for job, or -1 if none is up.
+	place(job T, n int, up func(int) bool) int
+}
+
+// keyTable is WithKey's gate: the busy keys, each with the jobs waiting
+// behind the one dispatched.
+type keyTable[T any, K comparable] struct {
+	key     func(T) K
+	m       map[K]*ring[T]
+	free    []*ring[T] // drained queues, reused by the next busy keys
+	bufs    *slabs[T]  // the queues' buffers, recycled process-wide
+	waiting int
+}
+
+func newKeyTable[T any, K comparable](key func(T) K) *keyTable[T, K] {
+	return &keyTable[T, K]{key: key, m: make(map[K]*ring[T]), bufs: shared[slabs[T]]()}
+}
+
+func (t *keyTable[T, K]) enter(job T) bool {
+	k := t.key(job)
+	if q, busy := t.m[k]; busy {
+		q.push(job)
+		t.waiting++
+		return false
+	}
+	var q *ring[T]
+	if n := len(t.free); n > 0 {
+		q, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		q = &ring[T]{bufs: t.bufs}
+	}
+	t.m[k] = q
+	return true
+}
+
+func (t *keyTable[T, K]) leave(job T) (T, bool) {
+	k := t.key(job)
+	q, busy := t.m[k]
+	if !busy {
+		var zero T
+		return zero, false // told to a routee directly, past its router
+	}
+	if next, ok := q.pop(); ok {
+		t.waiting--
+		return next, true
+	}
+	delete(t.m, k)
+	// A queue that held a burst gives its buffer back to be recycled; a
+	// small one stays with the queue. The free list is never longer than the
+	// most keys busy at once.
+	if len(q.buf) > minRingSlots {
+		q.release()
+	}
+	t.free = append(t.free, q)
+	return q.pop() // the zero T, false
+}
+
+func (t *keyTable[T, K]) drain() []T {
+	var out []T
+	for _, q := range t.m {
+		for job, ok := q.pop(); ok; job, ok = q.pop() {
+			out = append(out, job)
+		}
+	}
+	t.waiting = 0
+	return out
+}
+
+func (t *keyTable[T, K]) queued() int { return t.waiting }
+func (t *keyTable[T, K]) active() int { return len(t.m) }
+
+// rendezvous is WithConsistentHash's pin.
+type rendezvous[T any, K comparable] struct {
+	key  func(T) K
+	seed maphash.Seed
+}
+
+func (r *rendezvous[T, K]) place(job T, n int, up func(int) bool) int {
+	h := maphash.Comparable(r.seed, r.key(job))
+	best, bestScore := -1, uint64(0)
+	for w := range n {
+		if !up(w) {
+			continue // its keys move to the next highest: others stay
+		}
+		if s := mix(h ^ uint64(w+1)*0x9e3779b97f4a7c15); best < 0 || s > bestScore {
+			best, bestScore = w, s
+		}
+	}
+	return best
+}
+
+// mix is splitmix64's finalizer: a bijection that spreads every input bit.
+func mix(x uint64) uint64 {
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	return x ^ x>>31
+}

@@ -1,0 +1,403 @@
+package crew_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crewlib/crew"
+)
+
+// recorder keeps the order in which jobs ran.
+type recorder struct {
+	mu  sync.Mutex
+	ran []int
+}
+
+func (r *recorder) add(v int) {
+	r.mu.Lock()
+	r.ran = append(r.ran, v)
+	r.mu.Unlock()
+}
+
+func (r *recorder) get() []int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.ran)
+}
+
+func TestAFreeWorkerRunsTheQueuedJobsInSubmissionOrder(t *testing.T) {
+	// Two workers, one held by a job that ends only once the rest have run:
+	// the other must run every job queued meanwhile, in the order of the
+	// Submits, none waiting behind the held one.
+	held, hold := make(chan struct{}), make(chan struct{})
+	var rec recorder
+	p := crew.NewPool(2, func(_ context.Context, v int) error {
+		if v < 0 {
+			close(held)
+			<-hold
+			return nil
+		}
+		rec.add(v)
+		return nil
+	}, crew.WithQueueSize(100))
+	ctx := context.Background()
+	require.NoError(t, p.Submit(ctx, -1))
+	<-held
+	want := make([]int, 100)
+	for v := range want {
+		want[v] = v
+		require.NoError(t, p.Submit(ctx, v))
+	}
+	until(t, func() bool { return len(rec.get()) == len(want) })
+	close(hold)
+	require.NoError(t, p.Wait())
+	assert.Equal(t, want, rec.get())
+}
+
+func TestAFailureSkipsNoJobSubmittedBeforeIt(t *testing.T) {
+	// The errgroup fetcher: 8 workers, 300 jobs, a few slow ones (they run
+	// until the failure cancels the group) scattered before the one that
+	// fails. Every job submitted before the failing one must have started.
+	const jobs, failing = 300, 200
+	boom := errors.New("boom")
+	for run := range 50 {
+		var started [jobs]atomic.Bool
+		p, ctx := crew.WithContext(context.Background(), 8)
+		for i := range jobs {
+			err := p.Submit(ctx, func(ctx context.Context) error {
+				started[i].Store(true)
+				switch {
+				case i == failing:
+					return boom
+				case i%40 == 7: // 5 slow jobs before the failure, fewer than the workers
+					<-ctx.Done()
+					return ctx.Err()
+				}
+				return nil
+			})
+			if err != nil {
+				break // the group failed
+			}
+		}
+		require.Same(t, boom, p.Wait())
+		for i := range failing {
+			if !started[i].Load() {
+				t.Fatalf("run %d: job %d, submitted before the failing job %d, never started", run, i, failing)
+			}
+		}
+	}
+}
+
+func TestJobsThatWaitForEachOtherAllStart(t *testing.T) {
+	// n jobs on n workers, each waiting until all have started: every job
+	// must reach a worker, in every one of many fresh pools.
+	runs := 1000
+	if testing.Short() {
+		runs = 100
+	}
+	for _, n := range []int{2, 8} {
+		for run := range runs {
+			p := crew.NewGroup(n)
+			var arrived atomic.Int32
+			all, giveUp := make(chan struct{}), make(chan struct{})
+			for range n {
+				require.NoError(t, p.Submit(context.Background(), func(context.Context) error {
+					if arrived.Add(1) == int32(n) {
+						close(all)
+					}
+					select {
+					case <-all:
+					case <-giveUp:
+					}
+					return nil
+				}))
+			}
+			select {
+			case <-all:
+				require.NoError(t, p.Wait())
+			case <-time.After(10 * time.Second): // a bound on failure, not an order of events
+				got := arrived.Load()
+				close(giveUp)
+				require.NoError(t, p.Wait())
+				t.Fatalf("%d workers, pool %d: only %d of %d jobs started", n, run, got, n)
+			}
+		}
+	}
+}
+
+// A pjob is a job of a priority or fair pool.
+type pjob struct {
+	id     int
+	urgent bool
+	tenant string
+	gate   chan struct{} // if set, the job runs until it is closed
+	start  chan struct{} // if set, closed when the job starts
+}
+
+// pjobHandler records the ids of the jobs without a gate, in the order
+// they run.
+func pjobHandler(rec *recorder) func(context.Context, pjob) error {
+	return func(_ context.Context, j pjob) error {
+		if j.start != nil {
+			close(j.start)
+		}
+		if j.gate != nil {
+			<-j.gate
+			return nil
+		}
+		rec.add(j.id)
+		return nil
+	}
+}
+
+// holdTwo submits two gated jobs, one for each of a pool's two workers,
+// and returns once both run.
+func holdTwo(t *testing.T, p *crew.Pool[pjob]) (gateA, gateB chan struct{}) {
+	gateA, gateB = make(chan struct{}), make(chan struct{})
+	for _, gate := range []chan struct{}{gateA, gateB} {
+		start := make(chan struct{})
+		require.NoError(t, p.Submit(context.Background(), pjob{gate: gate, start: start}))
+		<-start
+	}
+	return gateA, gateB
+}
+
+func TestAPriorityBacklogOrdersTheWholePool(t *testing.T) {
+	// One worker held, the other busy while normal jobs and then an urgent
+	// one queue: the worker that frees first runs the urgent job first.
+	var rec recorder
+	p := crew.NewPool(2, pjobHandler(&rec), crew.WithMailbox(func() crew.Mailbox[pjob] {
+		return crew.NewStablePriority(func(a, b pjob) bool { return a.urgent && !b.urgent })
+	}))
+	gateA, gateB := holdTwo(t, p)
+	ctx := context.Background()
+	for id := range 6 {
+		require.NoError(t, p.Submit(ctx, pjob{id: id}))
+	}
+	require.NoError(t, p.Submit(ctx, pjob{id: 99, urgent: true}))
+	close(gateB)
+	until(t, func() bool { return len(rec.get()) == 7 })
+	close(gateA)
+	require.NoError(t, p.Wait())
+	assert.Equal(t, []int{99, 0, 1, 2, 3, 4, 5}, rec.get(), "the urgent job first, then the others in order")
+}
+
+func TestAFairBacklogSharesTheWholePool(t *testing.T) {
+	// One worker held, the other busy while a loud tenant queues six jobs
+	// and a quiet one queues one: the quiet tenant's job runs second, not
+	// after all the loud ones.
+	var rec recorder
+	p := crew.NewPool(2, pjobHandler(&rec), crew.WithMailbox(func() crew.Mailbox[pjob] {
+		return crew.NewFair(func(j pjob) string { return j.tenant })
+	}))
+	gateA, gateB := holdTwo(t, p)
+	ctx := context.Background()
+	for id := range 6 {
+		require.NoError(t, p.Submit(ctx, pjob{id: id, tenant: "loud"}))
+	}
+	require.NoError(t, p.Submit(ctx, pjob{id: 99, tenant: "quiet"}))
+	close(gateB)
+	until(t, func() bool { return len(rec.get()) == 7 })
+	close(gateA)
+	require.NoError(t, p.Wait())
+	assert.Equal(t, []int{0, 99, 1, 2, 3, 4, 5}, rec.get(), "the tenants take turns")
+}
+
+func TestAFailMailboxRefusesNoJobWhileAWorkerIsIdle(t *testing.T) {
+	// A backlog of one that refuses when full, one worker held: each job
+	// submitted once the other worker is idle must be accepted, whatever
+	// the strategy.
+	for _, s := range []struct {
+		name     string
+		strategy crew.Strategy
+	}{
+		{"RoundRobin", crew.RoundRobin()},
+		{"Random", crew.Random()},
+		{"SmallestMailbox", crew.SmallestMailbox()},
+	} {
+		t.Run(s.name, func(t *testing.T) {
+			handle, started, release := holdFirst()
+			p := crew.NewPool(2, handle, crew.WithStrategy(s.strategy),
+				crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1, crew.Fail) }))
+			ctx := context.Background()
+			require.NoError(t, p.Submit(ctx, 0))
+			<-started
+			for v := 1; v <= 20; v++ {
+				until(t, func() bool { return crew.PoolIdle(p) == 1 })
+				require.NoError(t, p.Submit(ctx, v), "job %d, with a worker idle", v)
+			}
+			close(release)
+			require.NoError(t, p.Wait())
+			assert.EqualValues(t, 21, p.Stats().Completed)
+		})
+	}
+}
+
+func TestTheStrategyPicksAmongIdleWorkers(t *testing.T) {
+	// Four idle workers at every Submit: RoundRobin hands the jobs to them
+	// in turn.
+	var rec recorder
+	p := crew.NewPool(4, func(ctx context.Context, _ int) error {
+		rec.add(crew.WorkerIndex(ctx))
+		return nil
+	}, crew.WithStrategy(crew.RoundRobin()))
+	for v := range 12 {
+		until(t, func() bool { return crew.PoolIdle(p) == 4 })
+		require.NoError(t, p.Submit(context.Background(), v))
+	}
+	require.NoError(t, p.Wait())
+	assert.Equal(t, []int{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}, rec.get())
+	s := p.Stats()
+	assert.Zero(t, s.Backlogged, "every job went straight to an idle worker")
+}
+
+func TestStatsCountTheJobsThatWaitedInTheBacklog(t *testing.T) {
+	handle, started, release := holdFirst()
+	p := crew.NewPool(1, handle, crew.WithQueueSize(5))
+	ctx := context.Background()
+	until(t, func() bool { return crew.PoolIdle(p) == 1 }) // the worker has started
+	require.NoError(t, p.Submit(ctx, 0))                   // handed to the idle worker
+	<-started
+	for v := 1; v <= 3; v++ {
+		require.NoError(t, p.Submit(ctx, v))
+	}
+	s := p.Stats()
+	assert.Equal(t, 3, s.Queued)
+	assert.Equal(t, 1, s.Running)
+	close(release)
+	require.NoError(t, p.Wait())
+	s = p.Stats()
+	assert.EqualValues(t, 3, s.Backlogged)
+	assert.EqualValues(t, 4, s.Completed)
+	assert.EqualValues(t, 4, s.Submitted)
+}
+
+func TestABlockedSubmitIsRefusedWhenThePoolFails(t *testing.T) {
+	boom := errors.New("boom")
+	p, ctx := crew.WithContext(context.Background(), 1, crew.WithQueueSize(1))
+	started, release := make(chan struct{}, 1), make(chan struct{})
+	require.NoError(t, p.Submit(ctx, gated(started, release, boom)))
+	<-started
+	require.NoError(t, p.Submit(ctx, func(context.Context) error { return nil })) // the pool is full
+	errc := make(chan error, 1)
+	go func() { errc <- p.Submit(context.Background(), func(context.Context) error { return nil }) }()
+	until(t, func() bool { return crew.PoolBlocked(p) == 1 })
+	close(release)
+	assert.ErrorIs(t, <-errc, context.Canceled, "the group's context ended: the job would not run")
+	assert.Same(t, boom, p.Wait())
+	assert.EqualValues(t, 1, p.Stats().Canceled)
+}
+
+func TestMapReturnsTheCauseOfItsContext(t *testing.T) {
+	// The calls return ctx.Err() when ctx ends, as well-behaved functions
+	// do: Map must still say why ctx ended.
+	cause := errors.New("shutting down")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	var calls atomic.Int32
+	started := make(chan struct{})
+	go func() {
+		<-started
+		cancel(cause)
+	}()
+	out, err := crew.Map(ctx, 2, []int{1, 2, 3, 4}, func(ctx context.Context, v int) (int, error) {
+		if calls.Add(1) == 1 {
+			close(started)
+		}
+		<-ctx.Done()
+		return 0, ctx.Err()
+	})
+	assert.Same(t, cause, err)
+	assert.Nil(t, out)
+}
+
+func TestOptionsThatDoNotApplyPanic(t *testing.T) {
+	ctx := context.Background()
+	handle := func(context.Context, int) error { return nil }
+	for _, tc := range []struct {
+		want string
+		call func()
+	}{
+		{"crew: Spawn: WithStrategy (for routers and pools) does not apply",
+			func() { crew.Spawn(ctx, handle, crew.WithStrategy(crew.RoundRobin())) }},
+		{"crew: Spawn: WithQueueSize (for pools) does not apply",
+			func() { crew.Spawn(ctx, handle, crew.WithQueueSize(2)) }},
+		{"crew: SpawnRouter: WithAllErrors (for pools) does not apply",
+			func() { crew.SpawnRouter(ctx, 2, handle, crew.WithAllErrors()) }},
+		{"crew: NewPool: WithErrorHandler (for actors and routers; a pool's errors go to Wait) does not apply",
+			func() { crew.NewPool(2, handle, crew.WithErrorHandler(func(error) {})) }},
+		{"crew: WithContext: WithParent (for pools) does not apply",
+			func() { crew.WithContext(ctx, 2, crew.WithParent(ctx)) }},
+		{"crew: Map: WithMailbox does not apply",
+			func() {
+				_, _ = crew.Map(ctx, 1, []int{1}, func(context.Context, int) (int, error) { return 1, nil },
+					crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewUnbounded[int]() }))
+			}},
+	} {
+		assert.PanicsWithValue(t, tc.want, tc.call)
+	}
+}
+
+func TestAKeyedPoolSpreadsItsKeysOverTheWorkers(t *testing.T) {
+	// 50 accounts with 200 transactions each, from 4 submitters, on 8
+	// workers; each transaction takes ~20 µs. Each account's transactions
+	// run in order, one at a time, and the busiest worker runs at most 1.4
+	// times its share.
+	const accounts, each, workers = 50, 200, 8
+	order := newKeyOrder(accounts)
+	p := crew.NewPool(workers, func(_ context.Context, j keyedJob) error {
+		order.start(j)
+		spin(20 * time.Microsecond)
+		order.end(j)
+		return nil
+	}, crew.WithKey(jobKey))
+	// Each submitter owns some accounts, so that every account's
+	// transactions are submitted in order.
+	var wg sync.WaitGroup
+	for s := range 4 {
+		wg.Go(func() {
+			for seq := range each {
+				for k := s; k < accounts; k += 4 {
+					if err := p.Submit(context.Background(), keyedJob{key: k, seq: seq}); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, p.Wait())
+	assert.Zero(t, order.breaches.Load(), "an account's transactions overlapped or ran out of order")
+	st := p.Stats()
+	require.EqualValues(t, accounts*each, st.Completed)
+	mean := float64(accounts*each) / workers
+	var handled []int64
+	for _, w := range st.PerWorker {
+		handled = append(handled, w.Handled)
+	}
+	assert.LessOrEqual(t, float64(slices.Max(handled)), 1.4*mean, "per worker: %v", handled)
+	fmt.Fprintf(testOutput{t}, "jobs per worker: %v (mean %.0f)\n", handled, mean)
+}
+
+// spin keeps the processor busy for about d, as a job that computes does.
+func spin(d time.Duration) {
+	for start := time.Now(); time.Since(start) < d; {
+	}
+}
+
+// testOutput writes to the test's log.
+type testOutput struct{ t *testing.T }
+
+func (o testOutput) Write(b []byte) (int, error) {
+	o.t.Log(string(b))
+	return len(b), nil
+}
