@@ -298,14 +298,17 @@ func (p *Pool[T]) refusal(v verdict, err error) error {
 // ends first.
 func (p *Pool[T]) await(ctx context.Context, w *blocked[T]) error {
 	select {
-	case err := <-w.ready:
+	case <-w.ready:
+		err := w.err
+		w.err = nil
 		p.d.waiters.Put(w)
 		return err
 	case <-ctx.Done():
 	}
 	err := ctx.Err()
 	if !p.d.withdraw(w) {
-		err = <-w.ready // the pool decided first
+		<-w.ready // the pool decided first
+		err, w.err = w.err, nil
 	}
 	p.d.waiters.Put(w)
 	return err

@@ -74,12 +74,14 @@ type dispatcher[T any] struct {
 	letter func(job T, target string, reason error)
 }
 
-// A blocked is a Submit blocked on a full pool. ready receives its outcome
-// once it has left the list: nil when its job was accepted.
+// A blocked is a Submit blocked on a full pool. Once it has left the list,
+// err holds its outcome (nil when its job was accepted) and ready is
+// signalled; the send orders the write of err before its read.
 type blocked[T any] struct {
 	job   T
 	next  *blocked[T]
-	ready chan error // cap 1
+	err   error
+	ready chan struct{} // cap 1
 }
 
 // A verdict is what the dispatcher made of a job offered to it.
@@ -114,7 +116,7 @@ func (d *dispatcher[T]) init(n int, s Strategy, ctx context.Context) {
 	d.idle = make([]uint64, (n+63)/64)
 	d.drained = make(chan struct{})
 	d.refused = make(chan struct{})
-	d.waiters.New = func() any { return &blocked[T]{ready: make(chan error, 1)} }
+	d.waiters.New = func() any { return &blocked[T]{ready: make(chan struct{}, 1)} }
 	d.plain = d.mb == nil && d.keys == nil && d.pin == nil
 	d.unwatch = context.AfterFunc(ctx, d.refuseAll)
 }
@@ -314,29 +316,32 @@ func (d *dispatcher[T]) next(w *worker[T]) (job T, ok bool) {
 	for {
 		var a after[T]
 		job, ok, skip := d.take(w, &a)
-		a.run(d)
+		if a.any {
+			a.run(d)
+		}
 		if !ok {
 			w.streak, w.since = 0, time.Time{}
 			return job, false
 		}
 		if !skip {
-			w.share()
+			if w.streak++; w.streak == shareEvery {
+				w.share()
+			}
 			return job, true
 		}
 		w.skip(job)
 	}
 }
 
+// shareEvery is how many jobs a worker runs between two looks at the clock.
+const shareEvery = 64
+
 // share yields the processor once the worker has run jobs without a break
 // for a millisecond, to the other workers (and goroutines) waiting for one:
 // Go preempts a goroutine only after 10 ms, and a worker whose backlog
 // never empties would otherwise keep its processor that long while other
-// workers, one perhaps holding a job handed to it, wait. It reads the
-// clock once every 64 jobs.
+// workers, one perhaps holding a job handed to it, wait.
 func (w *worker[T]) share() {
-	if w.streak++; w.streak < 64 {
-		return
-	}
 	w.streak = 0
 	now := time.Now()
 	switch {
@@ -361,15 +366,17 @@ func (d *dispatcher[T]) take(w *worker[T], a *after[T]) (job T, ok, skip bool) {
 	if w.ended {
 		d.end(w, a)
 	}
-	if job, ok = w.own.pop(); !ok {
-		if job, ok = d.backlog.pop(); ok {
-			skip = d.stopped
-			if d.backlog.n == 0 {
-				d.backlog.shrinkIfDrained()
-			}
-		} else {
-			d.setIdle(w.index)
+	switch {
+	case w.own.n > 0:
+		job, ok = w.own.pop()
+	case d.backlog.n > 0:
+		job, ok = d.backlog.pop()
+		skip = d.stopped
+		if d.backlog.n == 0 && len(d.backlog.buf) > keptRingSlots {
+			d.backlog.release()
 		}
+	default:
+		d.setIdle(w.index)
 	}
 	d.mu.Unlock()
 	return job, ok, skip
@@ -420,6 +427,9 @@ func (d *dispatcher[T]) end(w *worker[T], a *after[T]) {
 		w.handled++
 	}
 	d.held--
+	if d.plain && d.first == nil && !d.closed {
+		return
+	}
 	if d.keys != nil {
 		var zero T
 		job := w.last
@@ -460,8 +470,8 @@ func (d *dispatcher[T]) admit(a *after[T]) {
 			d.held++
 		}
 		var zero T
-		w.job, w.next = zero, nil
-		a.reply(w, err)
+		w.job, w.next, w.err = zero, nil, err
+		a.reply(w)
 	}
 }
 
@@ -490,8 +500,8 @@ func refuse[T any](list *blocked[T], err error) {
 	for w := list; w != nil; {
 		next := w.next
 		var zero T
-		w.job, w.next = zero, nil
-		w.ready <- err // the Submit may reuse w from here on
+		w.job, w.next, w.err = zero, nil, err
+		w.ready <- struct{}{} // the Submit may reuse w from here on
 		w = next
 	}
 }
@@ -551,10 +561,9 @@ func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []T {
 	if d.mb != nil {
 		rest = append(rest, d.mb.Close()...)
 	}
-	for x := d.first; x != nil; x = x.next {
-		a.reply(x, ErrNoRoutee)
-	}
+	list := d.first
 	d.first, d.last = nil, nil
+	a.refuse(list)
 	return rest
 }
 
@@ -634,12 +643,14 @@ func (d *dispatcher[T]) queued() int {
 }
 
 // after is what a critical section leaves for once the lock is released:
-// workers to wake, blocked Submits to answer, evicted jobs to dead-letter.
-// A section fills at most two of each slot; any more are served at once.
+// workers to wake, blocked Submits to answer (their err is set), evicted
+// jobs to dead-letter, a list of blocked Submits to refuse with
+// ErrNoRoutee. A section fills at most two of each slot; any more are
+// served at once.
 type after[T any] struct {
 	wakes   [2]*worker[T]
 	replies [2]*blocked[T]
-	errs    [2]error
+	refused *blocked[T]
 	drops   bool // d.evicted has jobs
 	any     bool // something to do
 }
@@ -655,16 +666,18 @@ func (a *after[T]) wake(w *worker[T]) {
 	w.ref.wake()
 }
 
-func (a *after[T]) reply(w *blocked[T], err error) {
+func (a *after[T]) reply(w *blocked[T]) {
 	a.any = true
 	for i := range a.replies {
 		if a.replies[i] == nil {
-			a.replies[i], a.errs[i] = w, err
+			a.replies[i] = w
 			return
 		}
 	}
-	w.ready <- err
+	w.ready <- struct{}{}
 }
+
+func (a *after[T]) refuse(list *blocked[T]) { a.refused, a.any = list, true }
 
 func (a *after[T]) run(d *dispatcher[T]) {
 	if !a.any {
@@ -675,11 +688,12 @@ func (a *after[T]) run(d *dispatcher[T]) {
 			w.ref.wake()
 		}
 	}
-	for i, w := range a.replies {
+	for _, w := range a.replies {
 		if w != nil {
-			w.ready <- a.errs[i]
+			w.ready <- struct{}{}
 		}
 	}
+	refuse(a.refused, ErrNoRoutee)
 	if a.drops {
 		d.mu.Lock()
 		evicted := d.evicted
