@@ -32,15 +32,16 @@ const DefaultQueueSize = 2
 // Dispatch. While the backlog is empty, Submit hands a job straight to an
 // idle worker (WithStrategy picks which, when several are); otherwise the
 // job joins the backlog, and each worker takes the oldest job from it
-// before it goes idle. So no job waits while a worker is idle, and jobs
-// start in the order they were submitted: if a job has been dispatched (handed
-// to a worker, or taken from the backlog), so has every job whose Submit
-// returned before its Submit began. Once dispatched, a job runs, even if
-// the pool's context ends first; jobs still in the backlog when it ends are
-// skipped. So a failure never skips a job submitted before the one that
-// failed, as with errgroup. A job's own Submit may run at once, inline (see
-// Submit); a priority or Fair backlog (WithMailbox) dispatches in its own
-// order; a keyed job (WithKey) waits for its key.
+// before it goes idle. So no job waits while a worker is idle, and jobs are
+// dispatched in submission order: if a job has been dispatched (handed to a
+// worker, or taken from the backlog), so has every job whose Submit
+// returned before its Submit began. A dispatched job runs, even if the
+// pool's context ends before it starts; the jobs still in the backlog when
+// the pool sees its context end are skipped. So a failure never skips a job
+// submitted before the one that failed, as with errgroup. Exceptions: a
+// job's own Submit may run its job at once, inline (see Submit); a priority
+// or Fair backlog (WithMailbox) dispatches in its own order; a keyed job
+// (WithKey) waits for the job of its key before it.
 //
 // Bound. A pool holds at most workers×(1+DefaultQueueSize) jobs, counting
 // those running (WithQueueSize changes it); Submit blocks while it is full,
@@ -51,8 +52,9 @@ const DefaultQueueSize = 2
 //
 // A Pool is safe for concurrent use. Its worker goroutines start in the
 // constructor and end in Wait, which every pool must reach: a pool that is
-// never waited for leaks its workers. Submit's return happens before the
-// job runs; a job's end happens before the return of Wait.
+// never waited for leaks its workers. Submit synchronizes before its job
+// runs: the job sees every write made before Submit was called. The end of
+// every job synchronizes before the return of Wait.
 type Pool[T any] struct {
 	// Set by the constructor, then only read, by every Submit and job.
 	handle        func(context.Context, T) error
@@ -181,7 +183,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	if mb != nil {
 		p.d.useMailbox(mb)
 	}
-	p.d.init(n, s, p.ctx)
+	p.d.init(n, s, p.ctx, parent)
 	p.d.backlog.bufs = shared[slabs[T]]()
 	p.d.letter = p.letter
 	switch {
@@ -272,7 +274,7 @@ func (p *Pool[T]) submitOwn(own *worker[T], job T) error {
 	v, _, err := p.d.offer(job, fromJob, &a)
 	a.run(&p.d)
 	if v == full {
-		own.call(job, false)
+		own.runInline(job)
 		return nil
 	}
 	return p.refusal(v, err)

@@ -56,6 +56,7 @@ type dispatcher[T any] struct {
 	workers  []worker[T]
 	strategy Strategy
 	ctx      context.Context // the pool's
+	watch    bool            // ctx's parent can end: dispatches read ctx (see stop)
 	mb       Mailbox[T]      // the backlog WithMailbox made
 	keys     keyGate[T]      // WithKey: jobs wait behind their key's job here
 	pin      keyPin[T]       // WithConsistentHash: jobs queue at their key's worker
@@ -110,8 +111,9 @@ const (
 // and would block.
 var errWouldBlock = errors.New("crew: the backlog mailbox is full")
 
-func (d *dispatcher[T]) init(n int, s Strategy, ctx context.Context) {
+func (d *dispatcher[T]) init(n int, s Strategy, ctx, parent context.Context) {
 	d.strategy, d.ctx, d.live = s, ctx, int32(n)
+	d.watch = parent.Done() != nil
 	d.upFn = d.up
 	d.idle = make([]uint64, (n+63)/64)
 	d.drained = make(chan struct{})
@@ -131,14 +133,25 @@ func (d *dispatcher[T]) useMailbox(mb Mailbox[T]) {
 	}
 }
 
-// stop records that the pool's context was seen done. Every dispatch reads
-// the context before it takes the lock (the read costs a cache line that
-// the lock's holder should not wait for), calls stop under the lock if it
-// was done, and skips if stopped is set. A dispatch that read "not done"
-// but took the lock after one that read "done" skips too: from the first
-// dispatch that skips, every later one skips, in the order of the lock,
-// which is the backlog's. refuseAll calls it too, when the context ends.
+// stop records that the pool's context was seen done; every dispatch skips
+// its job once stopped is set. The pool's own cancellations (the first
+// error's, with WithCancelOnError) call stop as they cancel. A parent's
+// cannot, so when the parent can end (watch), every dispatch also reads the
+// context before it takes the lock (the read costs a cache line that the
+// lock's holder should not wait for) and calls stop under the lock if it
+// was done. A dispatch that read "not done" but took the lock after one
+// that read "done" skips too: from the first dispatch that skips, every
+// later one skips, in the order of the lock, which is the backlog's.
+// refuseAll calls stop too, once the context has ended.
 func (d *dispatcher[T]) stop() { d.stopped = true }
+
+// cancel cancels the pool's context with cause, and stops dispatching.
+func (d *dispatcher[T]) cancel(cancel context.CancelCauseFunc, cause error) {
+	cancel(cause)
+	d.mu.Lock()
+	d.stop()
+	d.mu.Unlock()
+}
 
 // offer takes job into the pool if it can. A job's own Submit (fromJob) is
 // accepted after Wait began and, in a keyed pool, beyond the bound; it never
@@ -146,7 +159,7 @@ func (d *dispatcher[T]) stop() { d.stopped = true }
 // full, a Submit that may wait is queued with job, and offer returns
 // waiting and the blocked Submit. Workers to wake are left in a.
 func (d *dispatcher[T]) offer(job T, mode offerMode, a *after[T]) (verdict, *blocked[T], error) {
-	done := d.ctx.Err() != nil
+	done := d.watch && d.ctx.Err() != nil
 	if !d.plain {
 		return d.offerAny(job, mode, done, a)
 	}
@@ -306,16 +319,17 @@ var canceledCtx = func() context.Context {
 	return ctx
 }()
 
-// next is worker w's Dequeue. It counts out the job w ended since its last
-// call, then returns the next job for w: one handed to it, else the oldest
-// in the backlog. It skips the jobs dispatched once the pool's context is
-// done (w records them). With none left, it marks w idle and returns
-// ok == false: w then waits for its signal, which a job handed to it
-// sends.
-func (d *dispatcher[T]) next(w *worker[T]) (job T, ok bool) {
+// next gives worker w its next job. It counts out the job w ended since its
+// last call, then returns the next job for w: one handed to it, else the
+// oldest in the backlog. It skips the jobs dispatched once the pool's
+// context is done (w records them). With none left it returns ok == false,
+// having marked w idle if park is set: w then waits for its signal, which a
+// job handed to it sends. A worker calls it without park after each job,
+// and with park (its mailbox's Dequeue) when that finds nothing.
+func (d *dispatcher[T]) next(w *worker[T], park bool) (job T, ok bool) {
 	for {
 		var a after[T]
-		job, ok, skip := d.take(w, &a)
+		job, ok, skip := d.take(w, park, &a)
 		if a.any {
 			a.run(d)
 		}
@@ -354,10 +368,10 @@ func (w *worker[T]) share() {
 }
 
 // take is one pass of next.
-func (d *dispatcher[T]) take(w *worker[T], a *after[T]) (job T, ok, skip bool) {
-	done := d.ctx.Err() != nil
+func (d *dispatcher[T]) take(w *worker[T], park bool, a *after[T]) (job T, ok, skip bool) {
+	done := d.watch && d.ctx.Err() != nil
 	if !d.plain {
-		return d.takeAny(w, done, a)
+		return d.takeAny(w, park, done, a)
 	}
 	d.mu.Lock()
 	if done {
@@ -375,7 +389,7 @@ func (d *dispatcher[T]) take(w *worker[T], a *after[T]) (job T, ok, skip bool) {
 		if d.backlog.n == 0 && len(d.backlog.buf) > keptRingSlots {
 			d.backlog.release()
 		}
-	default:
+	case park:
 		d.setIdle(w.index)
 	}
 	d.mu.Unlock()
@@ -383,7 +397,7 @@ func (d *dispatcher[T]) take(w *worker[T], a *after[T]) (job T, ok, skip bool) {
 }
 
 // takeAny is take for every pool.
-func (d *dispatcher[T]) takeAny(w *worker[T], done bool, a *after[T]) (job T, ok, skip bool) {
+func (d *dispatcher[T]) takeAny(w *worker[T], park, done bool, a *after[T]) (job T, ok, skip bool) {
 	d.mu.Lock()
 	defer d.mu.Unlock() // also if a mailbox or key function panics
 	if done {
@@ -412,7 +426,9 @@ func (d *dispatcher[T]) takeAny(w *worker[T], done bool, a *after[T]) (job T, ok
 			return job, true, d.stopped
 		}
 	}
-	d.setIdle(w.index)
+	if park {
+		d.setIdle(w.index)
+	}
 	return job, false, false
 }
 

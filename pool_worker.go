@@ -50,7 +50,7 @@ type workerBox[T any] struct{ w *worker[T] }
 var errTold = errors.New("crew: a pool's worker takes no messages")
 
 func (b workerBox[T]) Enqueue(context.Context, T) error { return errTold }
-func (b workerBox[T]) Dequeue() (T, bool)               { return b.w.pool.d.next(b.w) }
+func (b workerBox[T]) Dequeue() (T, bool)               { return b.w.pool.d.next(b.w, true) }
 
 // Len reports the jobs queued at the worker itself.
 func (b workerBox[T]) Len() int {
@@ -70,9 +70,15 @@ func (b workerBox[T]) Close() []T {
 	return nil
 }
 
-// run is the worker's handler: it runs one job and accounts for it.
+// run is the worker's handler. It runs the job its mailbox gave, then the
+// next ones the dispatcher has for it, until there is none: while the
+// backlog lasts, a job costs one turn of the dispatcher's lock, not a turn
+// of the actor's loop too. The worker's mailbox then finds it idle.
 func (w *worker[T]) run(_ context.Context, job T) error {
-	w.call(job, true)
+	d := &w.pool.d
+	for ok := true; ok; job, ok = d.next(w, false) {
+		w.runJob(job)
+	}
 	return nil
 }
 
@@ -89,30 +95,46 @@ func (w *worker[T]) skip(job T) {
 	}
 }
 
-// call runs the job and records its error or panic. A job the dispatcher
-// dispatched (counted) is counted out at the worker's next Dequeue; one
-// run inline, on the goroutine of the job that submitted it, was never
-// counted in. The deferred function also runs when the job calls
-// runtime.Goexit, which ends the worker: its actor then reports that to
-// workerError and closes its mailbox.
-func (w *worker[T]) call(job T, counted bool) {
-	defer func() {
-		if v := recover(); v != nil {
-			w.panicked.Add(1)
-			r := panics.NewRecovered(1, v)
-			w.fail(r.AsError())
-		}
-		if !counted {
-			w.inline.Add(1)
-			return
-		}
-		w.ended = true
-		if w.keyed {
-			w.last = job
-		}
-	}()
+// runJob runs a job the dispatcher gave the worker and records its error
+// or panic; the dispatcher counts it out at the worker's next turn.
+// finish also runs when the job calls runtime.Goexit, which ends the
+// worker: its actor then reports that to workerError and closes its
+// mailbox.
+func (w *worker[T]) runJob(job T) {
+	defer w.finish(job)
 	if err := w.pool.handle(w.ctx, job); err != nil {
 		w.fail(err)
+	}
+}
+
+func (w *worker[T]) finish(job T) {
+	w.recovered(recover())
+	w.ended = true
+	if w.keyed {
+		w.last = job
+	}
+}
+
+// runInline runs a job that one of the pool's jobs submitted while the
+// pool was full, on the submitting goroutine; it was never counted in.
+func (w *worker[T]) runInline(job T) {
+	defer w.finishInline()
+	if err := w.pool.handle(w.ctx, job); err != nil {
+		w.fail(err)
+	}
+}
+
+func (w *worker[T]) finishInline() {
+	w.recovered(recover())
+	w.inline.Add(1)
+}
+
+// recovered records a job's panic, if v is one.
+func (w *worker[T]) recovered(v any) {
+	if v != nil {
+		w.panicked.Add(1)
+		r := panics.NewRecovered(2, v)
+		w.fail(r.AsError())
 	}
 }
 
@@ -134,7 +156,7 @@ func (p *Pool[T]) record(err error) {
 	}
 	p.mu.Unlock()
 	if first && p.cancelOnError {
-		p.cancel(err)
+		p.d.cancel(p.cancel, err)
 	}
 }
 
