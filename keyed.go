@@ -75,16 +75,22 @@ func keyedFor[T any](o *options, n int, owner, noun string) (keyGate[T], keyPin[
 	panic(fmt.Sprintf("crew: WithKey or WithConsistentHash: the key function does not take %T %s", *new(T), noun))
 }
 
+// A seqJob is a job with its place in the order of submission.
+type seqJob[T any] struct {
+	seq uint64
+	job T
+}
+
 // A keyGate holds back the jobs of a busy key (WithKey). Its owner guards
 // it with a lock.
 type keyGate[T any] interface {
 	// enter reports whether job may be dispatched now, its key having no
-	// job dispatched; if not, it queues job behind its key.
-	enter(job T) bool
+	// job dispatched; if not, it queues job, with seq, behind its key.
+	enter(job T, seq uint64) bool
 	// leave is told that job, dispatched, has ended. It returns the next
 	// job of its key, now to be dispatched, if one is queued; otherwise the
 	// key is free again and leaves the table.
-	leave(job T) (next T, ok bool)
+	leave(job T) (next seqJob[T], ok bool)
 	// drain removes and returns every job queued behind a key. The keys
 	// whose job is dispatched stay busy until it leaves.
 	drain() []T
@@ -105,39 +111,38 @@ type keyPin[T any] interface {
 // behind the one dispatched.
 type keyTable[T any, K comparable] struct {
 	key     func(T) K
-	m       map[K]*ring[T]
-	free    []*ring[T] // drained queues, reused by the next busy keys
-	bufs    *slabs[T]  // the queues' buffers, recycled process-wide
+	m       map[K]*ring[seqJob[T]]
+	free    []*ring[seqJob[T]] // drained queues, reused by the next busy keys
+	bufs    *slabs[seqJob[T]]  // the queues' buffers, recycled process-wide
 	waiting int
 }
 
 func newKeyTable[T any, K comparable](key func(T) K) *keyTable[T, K] {
-	return &keyTable[T, K]{key: key, m: make(map[K]*ring[T]), bufs: shared[slabs[T]]()}
+	return &keyTable[T, K]{key: key, m: make(map[K]*ring[seqJob[T]]), bufs: shared[slabs[seqJob[T]]]()}
 }
 
-func (t *keyTable[T, K]) enter(job T) bool {
+func (t *keyTable[T, K]) enter(job T, seq uint64) bool {
 	k := t.key(job)
 	if q, busy := t.m[k]; busy {
-		q.push(job)
+		q.push(seqJob[T]{seq, job})
 		t.waiting++
 		return false
 	}
-	var q *ring[T]
+	var q *ring[seqJob[T]]
 	if n := len(t.free); n > 0 {
 		q, t.free = t.free[n-1], t.free[:n-1]
 	} else {
-		q = &ring[T]{bufs: t.bufs}
+		q = &ring[seqJob[T]]{bufs: t.bufs}
 	}
 	t.m[k] = q
 	return true
 }
 
-func (t *keyTable[T, K]) leave(job T) (T, bool) {
+func (t *keyTable[T, K]) leave(job T) (seqJob[T], bool) {
 	k := t.key(job)
 	q, busy := t.m[k]
 	if !busy {
-		var zero T
-		return zero, false // told to a routee directly, past its router
+		return seqJob[T]{}, false // told to a routee directly, past its router
 	}
 	if next, ok := q.pop(); ok {
 		t.waiting--
@@ -157,13 +162,65 @@ func (t *keyTable[T, K]) leave(job T) (T, bool) {
 func (t *keyTable[T, K]) drain() []T {
 	var out []T
 	for _, q := range t.m {
-		for job, ok := q.pop(); ok; job, ok = q.pop() {
-			out = append(out, job)
+		for e, ok := q.pop(); ok; e, ok = q.pop() {
+			out = append(out, e.job)
 		}
 	}
 	t.waiting = 0
 	return out
 }
+
+// seqHeap is the backlog of a keyed pool: the jobs that may run, a binary
+// min-heap by seq, so that they are dispatched in the order they were
+// submitted even though a key's next job becomes ready only when the one
+// before it ends. Its owner guards it.
+type seqHeap[T any] struct{ h []seqJob[T] }
+
+func (q *seqHeap[T]) len() int { return len(q.h) }
+
+func (q *seqHeap[T]) push(e seqJob[T]) {
+	q.h = append(q.h, e)
+	for i := len(q.h) - 1; i > 0; {
+		up := (i - 1) / 2
+		if q.h[up].seq <= q.h[i].seq {
+			break
+		}
+		q.h[up], q.h[i] = q.h[i], q.h[up]
+		i = up
+	}
+}
+
+func (q *seqHeap[T]) pop() (seqJob[T], bool) {
+	n := len(q.h) - 1
+	if n < 0 {
+		return seqJob[T]{}, false
+	}
+	top := q.h[0]
+	q.h[0] = q.h[n]
+	q.h[n] = seqJob[T]{}
+	q.h = q.h[:n]
+	for i := 0; ; {
+		least, l, r := i, 2*i+1, 2*i+2
+		if l < n && q.h[l].seq < q.h[least].seq {
+			least = l
+		}
+		if r < n && q.h[r].seq < q.h[least].seq {
+			least = r
+		}
+		if least == i {
+			break
+		}
+		q.h[i], q.h[least] = q.h[least], q.h[i]
+		i = least
+	}
+	if n == 0 && cap(q.h) > keptHeapSlots {
+		q.h = nil // a drained heap gives back what a burst grew
+	}
+	return top, true
+}
+
+// keptHeapSlots is the most slots a drained seqHeap keeps.
+const keptHeapSlots = 1024
 
 func (t *keyTable[T, K]) queued() int { return t.waiting }
 func (t *keyTable[T, K]) active() int { return len(t.m) }

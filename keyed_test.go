@@ -258,3 +258,38 @@ func TestKeyedRouterReleasesTheKeysOfDeadLetters(t *testing.T) {
 	}
 	assert.Zero(t, r.Keys(), "no key stays bound to a stopped routee")
 }
+
+func TestAKeysNextJobGoesBeforeJobsSubmittedAfterIt(t *testing.T) {
+	// Two workers, one held. a0 runs on the other; a1 waits behind it, then
+	// b0 and c0, of free keys, queue. When a0 ends, a1 (submitted before b0
+	// and c0) runs next, though it joined the backlog after them.
+	held, hold := make(chan struct{}), make(chan struct{})
+	a0started, a0release := make(chan struct{}), make(chan struct{})
+	var rec recorder
+	p := crew.NewPool(2, func(_ context.Context, j keyedJob) error {
+		switch {
+		case j.key < 0:
+			close(held)
+			<-hold
+		case j.key == 1 && j.seq == 0:
+			close(a0started)
+			<-a0release
+		default:
+			rec.add(j.key*10 + j.seq)
+		}
+		return nil
+	}, crew.WithKey(jobKey))
+	ctx := context.Background()
+	require.NoError(t, p.Submit(ctx, keyedJob{key: -1}))
+	<-held
+	require.NoError(t, p.Submit(ctx, keyedJob{key: 1, seq: 0}))
+	<-a0started
+	for _, j := range []keyedJob{{key: 1, seq: 1}, {key: 2}, {key: 3}} {
+		require.NoError(t, p.Submit(ctx, j))
+	}
+	close(a0release)
+	until(t, func() bool { return len(rec.get()) == 3 })
+	close(hold)
+	require.NoError(t, p.Wait())
+	assert.Equal(t, []int{11, 20, 30}, rec.get())
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -188,7 +189,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	p.d.letter = p.letter
 	switch {
 	case o.queueSize > 0:
-		p.d.limit = n * (1 + o.queueSize)
+		p.d.limit = n * (1 + min(o.queueSize, math.MaxInt/n-1)) // no overflow
 	case mb == nil && o.keyed == nil:
 		p.d.limit = n * (1 + DefaultQueueSize)
 	}

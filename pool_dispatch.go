@@ -59,6 +59,8 @@ type dispatcher[T any] struct {
 	watch    bool            // ctx's parent can end: dispatches read ctx (see stop)
 	mb       Mailbox[T]      // the backlog WithMailbox made
 	keys     keyGate[T]      // WithKey: jobs wait behind their key's job here
+	ready    seqHeap[T]      // WithKey: the backlog, in submission order
+	seq      uint64          // WithKey: the jobs submitted so far
 	pin      keyPin[T]       // WithConsistentHash: jobs queue at their key's worker
 	upFn     func(int) bool
 	evicted  []T   // jobs the backlog mailbox evicted, waiting for their dead letters
@@ -211,11 +213,15 @@ func (d *dispatcher[T]) offerAny(job T, mode offerMode, done bool, a *after[T]) 
 		// A keyed job runs after its key's jobs, so never inline: it goes
 		// beyond the bound.
 	}
-	if d.keys != nil && !d.keys.enter(job) {
-		d.held++
-		return accepted, nil, nil
+	seq := d.seq
+	if d.keys != nil {
+		d.seq++
+		if !d.keys.enter(job, seq) {
+			d.held++
+			return accepted, nil, nil
+		}
 	}
-	switch err := d.dispatch(job, a); {
+	switch err := d.dispatch(job, seq, a); {
 	case err == errWouldBlock && mode == fromJob:
 		return full, nil, nil
 	case err == errWouldBlock:
@@ -270,10 +276,11 @@ func (d *dispatcher[T]) withdraw(w *blocked[T]) bool {
 }
 
 // dispatch sends a job that may run now (its key, if any, is free) to an
-// idle worker, or to the backlog. d.mu is held; the job is not counted in
+// idle worker, or to the backlog; seq is its place in the order of
+// submission, for a keyed pool's. d.mu is held; the job is not counted in
 // held yet. Only a backlog mailbox fails: errWouldBlock when it is full and
 // would block, or the error it refused the job with.
-func (d *dispatcher[T]) dispatch(job T, a *after[T]) error {
+func (d *dispatcher[T]) dispatch(job T, seq uint64, a *after[T]) error {
 	if d.pin != nil {
 		i := d.pin.place(job, len(d.workers), d.upFn) // d.live > 0: some worker is up
 		w := &d.workers[i]
@@ -292,7 +299,12 @@ func (d *dispatcher[T]) dispatch(job T, a *after[T]) error {
 		a.wake(w)
 		return nil
 	}
-	if d.mb == nil {
+	switch {
+	case d.keys != nil:
+		d.ready.push(seqJob[T]{seq, job})
+		d.backlogged++
+		return nil
+	case d.mb == nil:
 		d.backlog.push(job)
 		d.backlogged++
 		return nil
@@ -413,6 +425,11 @@ func (d *dispatcher[T]) takeAny(w *worker[T], park, done bool, a *after[T]) (job
 	}
 	switch {
 	case d.pin != nil:
+	case d.keys != nil:
+		var e seqJob[T]
+		if e, ok = d.ready.pop(); ok {
+			return e.job, true, d.stopped
+		}
 	case d.mb == nil:
 		if job, ok = d.backlog.pop(); ok {
 			if d.backlog.n == 0 {
@@ -451,11 +468,11 @@ func (d *dispatcher[T]) end(w *worker[T], a *after[T]) {
 		job := w.last
 		w.last = zero
 		if next, ok := d.keys.leave(job); ok {
-			if d.stopped {
-				d.backlog.push(next) // to be skipped, by the caller's take
-			} else {
-				_ = d.dispatch(next, a) // a keyed pool has no backlog mailbox: it never fails
-			}
+			// Into the backlog, in its order, even if a worker is idle:
+			// the caller, w's take, takes the oldest job next, without a
+			// worker to wake. (bury, the other caller, feeds the idle.)
+			d.ready.push(next)
+			d.backlogged++
 		}
 	}
 	if d.first != nil {
@@ -473,8 +490,12 @@ func (d *dispatcher[T]) admit(a *after[T]) {
 			return // once the context is done, refuseAll answers them
 		}
 		var err error
-		if d.keys == nil || d.keys.enter(w.job) {
-			if err = d.dispatch(w.job, a); err == errWouldBlock {
+		seq := d.seq
+		if d.keys != nil {
+			d.seq++
+		}
+		if d.keys == nil || d.keys.enter(w.job, seq) {
+			if err = d.dispatch(w.job, seq, a); err == errWouldBlock {
 				return
 			}
 		}
@@ -554,6 +575,10 @@ func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []T {
 	w.dead = true
 	if w.ended {
 		d.end(w, a)
+		for d.nidle > 0 && d.ready.len() > 0 { // what end queued for w
+			e, _ := d.ready.pop()
+			_ = d.dispatch(e.job, e.seq, a)
+		}
 	}
 	if d.isIdle(w.index) {
 		d.unidle(w.index) // stopped by Wait, or idle when the last worker died
@@ -567,11 +592,12 @@ func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []T {
 	}
 	if d.keys != nil {
 		rest = append(rest, d.keys.drain()...)
+		for e, ok := d.ready.pop(); ok; e, ok = d.ready.pop() {
+			d.keys.leave(e.job) // its key's queue was drained: this frees the key
+			rest = append(rest, e.job)
+		}
 	}
 	for job, ok := d.backlog.pop(); ok; job, ok = d.backlog.pop() {
-		if d.keys != nil {
-			d.keys.leave(job) // its key's queue was drained: this frees the key
-		}
 		rest = append(rest, job)
 	}
 	if d.mb != nil {
@@ -648,7 +674,7 @@ func (d *dispatcher[T]) queued() int {
 		n += d.mb.Len()
 	}
 	if d.keys != nil {
-		n += d.keys.queued()
+		n += d.keys.queued() + d.ready.len()
 	}
 	if d.pin != nil {
 		for i := range d.workers {

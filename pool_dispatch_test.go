@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -295,6 +296,14 @@ func TestABlockedSubmitIsRefusedWhenThePoolFails(t *testing.T) {
 	assert.ErrorIs(t, <-errc, context.Canceled, "the group's context ended: the job would not run")
 	assert.Same(t, boom, p.Wait())
 	assert.EqualValues(t, 1, p.Stats().Canceled)
+}
+
+func TestAHugeQueueSizeDoesNotOverflowTheBound(t *testing.T) {
+	p := crew.NewGroup(3, crew.WithQueueSize(math.MaxInt))
+	for range 10 {
+		require.True(t, p.TrySubmit(func(context.Context) error { return nil }))
+	}
+	require.NoError(t, p.Wait())
 }
 
 func TestMapReturnsTheCauseOfItsContext(t *testing.T) {

@@ -83,7 +83,7 @@ func (rk *routerKeys[T]) tell(ctx context.Context, msg T) error {
 		}
 		return err
 	}
-	if !rk.gate.enter(msg) {
+	if !rk.gate.enter(msg, 0) { // a router places when the key frees: no order to keep
 		rk.mu.Unlock()
 		return nil // it goes once the key's message before it is done
 	}
@@ -135,9 +135,11 @@ func (rk *routerKeys[T]) release(i int, msg T) {
 	rk.mu.Lock()
 	gated, _ := rk.placed[i].pop()
 	for next, ok := msg, gated; ok; {
-		if next, ok = rk.gate.leave(next); !ok {
+		var e seqJob[T]
+		if e, ok = rk.gate.leave(next); !ok {
 			break
 		}
+		next = e.job
 		by, err := rk.place(next)
 		if err == nil {
 			break
