@@ -9,7 +9,9 @@ import (
 // each key in order: jobs with the same key run one after another, in the
 // order they were submitted, never two at once, while jobs of different
 // keys run in parallel. key must return the same key for a job every time
-// it is called, and must not panic.
+// it is called; a pool calls it under its lock, twice per job, so it must
+// be quick and must not block or use the pool. A key that equals no key,
+// such as a NaN, makes Submit (or Tell) panic.
 //
 // A key holds at most one job dispatched at a time. A job whose key is free
 // is dispatched at once, as any job of the pool is (to an idle worker, or
@@ -123,6 +125,11 @@ func newKeyTable[T any, K comparable](key func(T) K) *keyTable[T, K] {
 
 func (t *keyTable[T, K]) enter(job T, seq uint64) bool {
 	k := t.key(job)
+	if k != k {
+		// A NaN (or a key holding one) would never be found again: its
+		// entry would stay, and its jobs would not keep their order.
+		panic("crew: WithKey: the key function returned a key that equals no key (NaN)")
+	}
 	if q, busy := t.m[k]; busy {
 		q.push(seqJob[T]{seq, job})
 		t.waiting++

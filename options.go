@@ -112,7 +112,9 @@ func WithName(name string) Option {
 // backlog, called once: the queue of jobs no worker has taken yet, which
 // every worker takes from. A priority mailbox then orders the whole pool,
 // a Fair one shares the whole pool between its keys. Such a pool is bounded
-// by its mailbox unless WithQueueSize is given too (see Pool).
+// by its mailbox unless WithQueueSize is given too (see Pool). The pool
+// calls the backlog's methods, and so its less or key function, under its
+// own lock: they must be quick, and must not block or use the pool.
 //
 // T must be the actor's message type, or the pool's job type: the
 // constructor panics otherwise.
@@ -196,8 +198,8 @@ func logError(err error) {
 // backlog, handed to a worker or running): n waiting jobs per worker, on
 // average, beside the one it runs. Submit blocks while the pool is that
 // full. The default, with the default backlog, is DefaultQueueSize; with
-// WithMailbox or WithKey the pool sets no bound of its own unless given this
-// option. A small n keeps memory and the delay of a burst's last jobs low;
+// WithMailbox, WithKey or WithConsistentHash the pool sets no bound of its
+// own unless given this option. A small n keeps memory and the delay of a burst's last jobs low;
 // a larger one lets submitters run further ahead of the workers. It applies
 // to pools and panics if n is less than 1.
 func WithQueueSize(n int) Option {

@@ -14,10 +14,6 @@ import (
 // been called, for a job that does not come from one of the pool's own jobs.
 var ErrPoolClosed = errors.New("crew: pool closed")
 
-// A Job is the unit of work of a group (NewGroup, WithContext): a function
-// that receives the pool's context and reports failure as an error.
-type Job = func(context.Context) error
-
 // DefaultQueueSize is how many jobs per worker a pool with the default
 // backlog holds waiting beside those running (see WithQueueSize): small,
 // so that a submitter runs only a little ahead of the workers and a pool
@@ -51,9 +47,9 @@ const DefaultQueueSize = 2
 // unless WithQueueSize is given too; with a priority backlog, a full pool
 // blocks an urgent Submit too, until a job ends.
 //
-// A Pool is safe for concurrent use. Its worker goroutines start in the
-// constructor and end in Wait, which every pool must reach: a pool that is
-// never waited for leaks its workers. Submit synchronizes before its job
+// A Pool is safe for concurrent use; the zero Pool is not usable. Its
+// worker goroutines start in the constructor and end in Wait, which every
+// pool must reach: a pool that is never waited for leaks its workers. Submit synchronizes before its job
 // runs: the job sees every write made before Submit was called. The end of
 // every job synchronizes before the return of Wait.
 type Pool[T any] struct {
@@ -72,6 +68,8 @@ type Pool[T any] struct {
 	_ [64]byte
 	d dispatcher[T]
 	_ [64]byte
+
+	exits atomic.Int64 // jobs that called runtime.Goexit, ending their worker
 
 	mu   sync.Mutex // guards err and errs
 	err  error      // the first error
@@ -104,45 +102,6 @@ func NewPool[T any](workers int, handle func(context.Context, T) error, opts ...
 	o := collect(opts)
 	o.only("NewPool", poolOpts)
 	return newPool(workers, handle, &o)
-}
-
-// NewGroup starts a pool of workers goroutines whose jobs are functions, as
-// errgroup's are. See NewPool for the options. Submit panics on a nil job.
-func NewGroup(workers int, opts ...Option) *Pool[Job] {
-	if workers < 1 {
-		panic("crew: NewGroup: workers must be at least 1, got " + strconv.Itoa(workers))
-	}
-	o := collect(opts)
-	o.only("NewGroup", poolOpts)
-	return newGroup(workers, &o)
-}
-
-func newGroup(workers int, o *options) *Pool[Job] {
-	p := newPool(workers, runJob, o)
-	p.isNil = func(j Job) bool { return j == nil }
-	return p
-}
-
-func runJob(ctx context.Context, j Job) error { return j(ctx) }
-
-// WithContext starts a group, as NewGroup does, whose context derives from
-// ctx and is canceled, with the first error as its cause, by the first job
-// that fails, or when Wait returns, whichever comes first. It returns the
-// group and that context, which jobs also receive. It is errgroup's
-// WithContext with a limit of workers goroutines. It panics if ctx is nil,
-// workers is less than 1, or WithParent is given.
-func WithContext(ctx context.Context, workers int, opts ...Option) (*Pool[Job], context.Context) {
-	if ctx == nil {
-		panic("crew: WithContext: nil context")
-	}
-	if workers < 1 {
-		panic("crew: WithContext: workers must be at least 1, got " + strconv.Itoa(workers))
-	}
-	o := collect(opts)
-	o.only("WithContext", poolOpts&^optParent)
-	o.parent, o.cancelOnError = ctx, true
-	p := newGroup(workers, &o)
-	return p, p.ctx
 }
 
 var poolSeq atomic.Int64
@@ -233,8 +192,9 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 // context it received (or one derived from it), while it runs. Such a
 // Submit never blocks: when the pool is full it runs the new job itself,
 // inline, before it returns, so that jobs waiting for room held by jobs
-// waiting for room cannot deadlock the pool (a keyed pool queues the job
-// beyond its bound instead). It is also accepted after Wait began, which
+// waiting for room cannot deadlock the pool (a keyed pool, WithKey or
+// WithConsistentHash, queues the job beyond its bound instead, to keep its
+// key's order). It is also accepted after Wait began, which
 // then waits for it too, as errgroup's Wait does for a Go called by a
 // goroutine of the group. A Submit from a job with another context blocks
 // like any other and can deadlock a full pool. Submit panics if ctx is nil.
@@ -255,9 +215,19 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	case waiting:
 		// A job's own Submit must not wait: it is let in, or run inline.
 		// Rare enough to take the queued Submit back out.
-		if own := p.caller(ctx); own != nil && p.d.withdraw(w) {
+		if own := p.caller(ctx); own != nil {
+			if p.d.withdraw(w) {
+				p.d.waiters.Put(w)
+				return p.submitOwn(own, job)
+			}
+			<-w.ready // the pool decided first
+			err := w.err
+			w.err = nil
 			p.d.waiters.Put(w)
-			return p.submitOwn(own, job)
+			if err == ErrPoolClosed { // refused as new by Wait: a job's own is not new
+				return p.submitOwn(own, job)
+			}
+			return err
 		}
 		return p.await(ctx, w)
 	case shut:
@@ -279,42 +249,6 @@ func (p *Pool[T]) submitOwn(own *worker[T], job T) error {
 		return nil
 	}
 	return p.refusal(v, err)
-}
-
-// refusal is what Submit returns for a verdict other than waiting.
-func (p *Pool[T]) refusal(v verdict, err error) error {
-	switch v {
-	case accepted:
-		return nil
-	case shut:
-		return ErrPoolClosed
-	case ended:
-		return p.ctx.Err()
-	case noWorker:
-		return ErrNoRoutee
-	}
-	return err
-}
-
-// await blocks a Submit queued as w until the pool accepts or refuses its
-// job (refusing it once Wait begins or the pool's context ends), or ctx
-// ends first.
-func (p *Pool[T]) await(ctx context.Context, w *blocked[T]) error {
-	select {
-	case <-w.ready:
-		err := w.err
-		w.err = nil
-		p.d.waiters.Put(w)
-		return err
-	case <-ctx.Done():
-	}
-	err := ctx.Err()
-	if !p.d.withdraw(w) {
-		<-w.ready // the pool decided first
-		err, w.err = w.err, nil
-	}
-	p.d.waiters.Put(w)
-	return err
 }
 
 // TrySubmit gives job to the pool if it has room right now, without
@@ -343,14 +277,20 @@ func (p *Pool[T]) caller(ctx context.Context) *worker[T] {
 // (or been skipped, once the pool's context is done), stops the workers and
 // waits for their goroutines to exit, cancels the pool's context, and
 // returns the first error a job returned or raised (a panic, as an error
-// that errors.As unwraps to *panics.ErrRecovered, with its stack). With
-// WithAllErrors it returns every error, joined. If the pool's context ended
-// and jobs were skipped but none failed, it returns the context's cause, so
-// that a pool never reports success for jobs that did not run.
+// that errors.As unwraps to *panics.ErrRecovered, with its stack; a
+// runtime.Goexit, as an error that says so). With WithAllErrors it returns
+// every error, joined. If jobs were skipped because the pool's context
+// ended and none failed, it returns the context's cause, so that a pool
+// never reports success for jobs its context kept from running. The jobs a
+// DropOldest backlog evicts are dead letters, counted in Stats.Dropped, not
+// errors.
 //
 // Wait may be called more than once, from any goroutine but the pool's own
 // jobs (which would wait for themselves); every call returns the same.
 func (p *Pool[T]) Wait() error {
+	if p.d.drained == nil {
+		panic("crew: Wait: the Pool was not made by NewPool, NewGroup or WithContext")
+	}
 	p.waitOnce.Do(func() {
 		p.d.close()
 		<-p.d.drained

@@ -3,10 +3,7 @@ package crew
 import (
 	"context"
 	"errors"
-	"math/bits"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 )
 
@@ -22,7 +19,7 @@ import (
 //     Dispatches follow the backlog's order: with the default FIFO backlog,
 //     a job whose Submit returned before another's began is dispatched
 //     first.
-//   - Once a dispatch sees the pool's context done (see stop), it and every
+//   - Once a dispatch sees the pool's context done (see stopped), it and every
 //     later one skip their job, and Submit refuses: no job is skipped while
 //     a job dispatched after it runs.
 //   - held counts the jobs accepted and not ended, wherever they are. A
@@ -46,17 +43,27 @@ type dispatcher[T any] struct {
 	limit       int         // the most jobs held at once; 0: no bound of the pool's own
 	nidle       int         // idle workers
 	backlogged  int64       // jobs that waited in the backlog
-	stopped     bool        // the pool's context was seen done: dispatches skip
-	closed      bool        // Wait began: only the jobs' own Submits are accepted
-	plain       bool        // the default backlog, no keys: the lean paths apply
-	live        int32       // workers that have not died
-	cursor      int         // the worker after the one last handed a job
+	// stopped records that the pool's context was seen done: from then on
+	// every dispatch skips its job. The pool's own cancellation (the first
+	// error's, with WithCancelOnError) sets it as it cancels. A parent's
+	// cannot, so when the parent can end (watch), every dispatch also reads
+	// the context before it takes the lock (the read costs a cache line
+	// that the lock's holder should not wait for) and sets stopped under the
+	// lock if it was done. A dispatch that read "not done" but took the lock
+	// after one that read "done" skips too: from the first dispatch that
+	// skips, every later one skips, in the order of the lock, which is the
+	// backlog's. refuseAll sets it too, once the context has ended.
+	stopped bool
+	closed  bool  // Wait began: only the jobs' own Submits are accepted
+	plain   bool  // the default backlog, no keys: the lean paths apply
+	live    int32 // workers neither dead nor stopped by Wait
+	cursor  int   // the worker after the one last handed a job
 
 	idle     []uint64 // one bit per idle worker: parked, or about to be, with nothing to run
 	workers  []worker[T]
 	strategy Strategy
 	ctx      context.Context // the pool's
-	watch    bool            // ctx's parent can end: dispatches read ctx (see stop)
+	watch    bool            // ctx's parent can end: dispatches read ctx (see stopped)
 	mb       Mailbox[T]      // the backlog WithMailbox made
 	keys     keyGate[T]      // WithKey: jobs wait behind their key's job here
 	ready    seqHeap[T]      // WithKey: the backlog, in submission order
@@ -75,16 +82,6 @@ type dispatcher[T any] struct {
 
 	// letter delivers the dead letter of a job that will never run.
 	letter func(job T, target string, reason error)
-}
-
-// A blocked is a Submit blocked on a full pool. Once it has left the list,
-// err holds its outcome (nil when its job was accepted) and ready is
-// signalled; the send orders the write of err before its read.
-type blocked[T any] struct {
-	job   T
-	next  *blocked[T]
-	err   error
-	ready chan struct{} // cap 1
 }
 
 // A verdict is what the dispatcher made of a job offered to it.
@@ -109,8 +106,8 @@ const (
 	fromJob                  // a job's own Submit (see Pool.Submit)
 )
 
-// errWouldBlock is what dispatch returns for a backlog mailbox that is full
-// and would block.
+// errWouldBlock is what send returns for a backlog mailbox that is full and
+// would block.
 var errWouldBlock = errors.New("crew: the backlog mailbox is full")
 
 func (d *dispatcher[T]) init(n int, s Strategy, ctx, parent context.Context) {
@@ -135,16 +132,7 @@ func (d *dispatcher[T]) useMailbox(mb Mailbox[T]) {
 	}
 }
 
-// stop records that the pool's context was seen done; every dispatch skips
-// its job once stopped is set. The pool's own cancellations (the first
-// error's, with WithCancelOnError) call stop as they cancel. A parent's
-// cannot, so when the parent can end (watch), every dispatch also reads the
-// context before it takes the lock (the read costs a cache line that the
-// lock's holder should not wait for) and calls stop under the lock if it
-// was done. A dispatch that read "not done" but took the lock after one
-// that read "done" skips too: from the first dispatch that skips, every
-// later one skips, in the order of the lock, which is the backlog's.
-// refuseAll calls stop too, once the context has ended.
+// stop records that the pool's context was seen done (see stopped).
 func (d *dispatcher[T]) stop() { d.stopped = true }
 
 // cancel cancels the pool's context with cause, and stops dispatching.
@@ -196,7 +184,9 @@ func (d *dispatcher[T]) offerAny(job T, mode offerMode, done bool, a *after[T]) 
 		d.stop()
 	}
 	switch {
-	case d.closed && mode != fromJob:
+	case d.closed && (mode != fromJob || d.isDrained):
+		// A job's own Submit is let in while some job runs: after the pool
+		// drained, it comes from a goroutine a job left behind.
 		return shut, nil, nil
 	case d.live == 0:
 		return noWorker, nil, nil
@@ -221,7 +211,7 @@ func (d *dispatcher[T]) offerAny(job T, mode offerMode, done bool, a *after[T]) 
 			return accepted, nil, nil
 		}
 	}
-	switch err := d.dispatch(job, seq, a); {
+	switch err := d.send(job, seq, a); {
 	case err == errWouldBlock && mode == fromJob:
 		return full, nil, nil
 	case err == errWouldBlock:
@@ -233,54 +223,13 @@ func (d *dispatcher[T]) offerAny(job T, mode offerMode, done bool, a *after[T]) 
 	return accepted, nil, nil
 }
 
-// enlist queues a Submit that may wait behind the blocked Submits. d.mu is
-// held.
-func (d *dispatcher[T]) enlist(mode offerMode, job T) (verdict, *blocked[T], error) {
-	if mode != mayWait {
-		return full, nil, nil
-	}
-	w := d.waiters.Get().(*blocked[T])
-	w.job, w.next = job, nil
-	if d.last == nil {
-		d.first = w
-	} else {
-		d.last.next = w
-	}
-	d.last = w
-	return waiting, w, nil
-}
-
-// withdraw takes w off the list of blocked Submits, and reports whether it
-// was still there: if not, its outcome is on its way to w.ready.
-func (d *dispatcher[T]) withdraw(w *blocked[T]) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	var prev *blocked[T]
-	for x := d.first; x != nil; prev, x = x, x.next {
-		if x != w {
-			continue
-		}
-		if prev == nil {
-			d.first = x.next
-		} else {
-			prev.next = x.next
-		}
-		if d.last == x {
-			d.last = prev
-		}
-		var zero T
-		x.job, x.next = zero, nil
-		return true
-	}
-	return false
-}
-
-// dispatch sends a job that may run now (its key, if any, is free) to an
-// idle worker, or to the backlog; seq is its place in the order of
-// submission, for a keyed pool's. d.mu is held; the job is not counted in
-// held yet. Only a backlog mailbox fails: errWouldBlock when it is full and
-// would block, or the error it refused the job with.
-func (d *dispatcher[T]) dispatch(job T, seq uint64, a *after[T]) error {
+// send sends a job that may run now (its key, if any, is free) to an idle
+// worker, or to the backlog, from which a worker dispatches it; seq is its
+// place in the order of submission, for a keyed pool's. d.mu is held; the
+// job is not counted in held yet. Only a backlog mailbox fails:
+// errWouldBlock when it is full and would block, or the error it refused
+// the job with.
+func (d *dispatcher[T]) send(job T, seq uint64, a *after[T]) error {
 	if d.pin != nil {
 		i := d.pin.place(job, len(d.workers), d.upFn) // d.live > 0: some worker is up
 		w := &d.workers[i]
@@ -293,7 +242,7 @@ func (d *dispatcher[T]) dispatch(job T, seq uint64, a *after[T]) error {
 	}
 	// Workers take from the backlog before they go idle, under this lock:
 	// if one is idle, the backlog is empty, and job is the oldest.
-	if d.nidle > 0 {
+	if d.nidle > 0 && (d.keys == nil || d.ready.len() == 0) {
 		w := d.takeIdle()
 		w.own.push(job)
 		a.wake(w)
@@ -303,6 +252,9 @@ func (d *dispatcher[T]) dispatch(job T, seq uint64, a *after[T]) error {
 	case d.keys != nil:
 		d.ready.push(seqJob[T]{seq, job})
 		d.backlogged++
+		if d.nidle > 0 { // only in bury: older jobs are ready; an idle worker takes them in order
+			a.wake(d.takeIdle())
+		}
 		return nil
 	case d.mb == nil:
 		d.backlog.push(job)
@@ -359,26 +311,6 @@ func (d *dispatcher[T]) next(w *worker[T], park bool) (job T, ok bool) {
 	}
 }
 
-// shareEvery is how many jobs a worker runs between two looks at the clock.
-const shareEvery = 64
-
-// share yields the processor once the worker has run jobs without a break
-// for a millisecond, to the other workers (and goroutines) waiting for one:
-// Go preempts a goroutine only after 10 ms, and a worker whose backlog
-// never empties would otherwise keep its processor that long while other
-// workers, one perhaps holding a job handed to it, wait.
-func (w *worker[T]) share() {
-	w.streak = 0
-	now := time.Now()
-	switch {
-	case w.since.IsZero():
-		w.since = now
-	case now.Sub(w.since) >= time.Millisecond:
-		w.since = now
-		runtime.Gosched()
-	}
-}
-
 // take is one pass of next.
 func (d *dispatcher[T]) take(w *worker[T], park bool, a *after[T]) (job T, ok, skip bool) {
 	done := d.watch && d.ctx.Err() != nil
@@ -401,7 +333,7 @@ func (d *dispatcher[T]) take(w *worker[T], park bool, a *after[T]) (job T, ok, s
 		if d.backlog.n == 0 && len(d.backlog.buf) > keptRingSlots {
 			d.backlog.release()
 		}
-	case park:
+	case park && !w.dead:
 		d.setIdle(w.index)
 	}
 	d.mu.Unlock()
@@ -430,27 +362,20 @@ func (d *dispatcher[T]) takeAny(w *worker[T], park, done bool, a *after[T]) (job
 		if e, ok = d.ready.pop(); ok {
 			return e.job, true, d.stopped
 		}
-	case d.mb == nil:
-		if job, ok = d.backlog.pop(); ok {
-			if d.backlog.n == 0 {
-				d.backlog.shrinkIfDrained()
-			}
-			return job, true, d.stopped
-		}
-	default:
+	default: // a backlog mailbox: the other pools are plain
 		if job, ok = d.mb.Dequeue(); ok {
 			d.admit(a) // room opened in the mailbox
 			return job, true, d.stopped
 		}
 	}
-	if park {
+	if park && !w.dead {
 		d.setIdle(w.index)
 	}
 	return job, false, false
 }
 
-// end counts out the job w ended, dispatches the next job of its key, and
-// hands the room to blocked Submits. d.mu is held.
+// end counts out the job w ended, queues the next job of its key in the
+// backlog, and hands the room to blocked Submits. d.mu is held.
 func (d *dispatcher[T]) end(w *worker[T], a *after[T]) {
 	w.ended = false
 	if w.skipped {
@@ -483,190 +408,6 @@ func (d *dispatcher[T]) end(w *worker[T], a *after[T]) {
 	}
 }
 
-// admit hands free room to the blocked Submits, oldest first. d.mu is held.
-func (d *dispatcher[T]) admit(a *after[T]) {
-	for w := d.first; w != nil; w = d.first {
-		if d.limit > 0 && d.held >= d.limit || d.stopped {
-			return // once the context is done, refuseAll answers them
-		}
-		var err error
-		seq := d.seq
-		if d.keys != nil {
-			d.seq++
-		}
-		if d.keys == nil || d.keys.enter(w.job, seq) {
-			if err = d.dispatch(w.job, seq, a); err == errWouldBlock {
-				return
-			}
-		}
-		d.first = w.next
-		if d.first == nil {
-			d.last = nil
-		}
-		if err == nil {
-			d.held++
-		}
-		var zero T
-		w.job, w.next, w.err = zero, nil, err
-		a.reply(w)
-	}
-}
-
-// checkDrained closes drained once Wait began and no job is held.
-func (d *dispatcher[T]) checkDrained() {
-	if d.closed && d.held == 0 && !d.isDrained {
-		d.isDrained = true
-		close(d.drained)
-	}
-}
-
-// refuseAll answers every blocked Submit with the pool context's error,
-// once that context is done; context.AfterFunc runs it.
-func (d *dispatcher[T]) refuseAll() {
-	defer close(d.refused)
-	d.mu.Lock()
-	d.stop()
-	list := d.first
-	d.first, d.last = nil, nil
-	d.mu.Unlock()
-	refuse(list, d.ctx.Err())
-}
-
-// refuse answers a detached list of blocked Submits with err.
-func refuse[T any](list *blocked[T], err error) {
-	for w := list; w != nil; {
-		next := w.next
-		var zero T
-		w.job, w.next, w.err = zero, nil, err
-		w.ready <- struct{}{} // the Submit may reuse w from here on
-		w = next
-	}
-}
-
-// close closes the pool to new jobs (Wait) and refuses the blocked Submits.
-func (d *dispatcher[T]) close() {
-	d.mu.Lock()
-	d.closed = true
-	list := d.first
-	d.first, d.last = nil, nil
-	d.checkDrained()
-	d.mu.Unlock()
-	refuse(list, ErrPoolClosed) // their jobs are new: refuse them
-}
-
-// bury takes a worker that died (its job called runtime.Goexit) out of the
-// pool and returns the jobs left with it, to become dead letters: those
-// queued at it, and, if it was the last worker, every job held, whose
-// blocked Submits it answers with ErrNoRoutee. It returns nil when w was
-// stopped by Wait, with nothing left.
-func (d *dispatcher[T]) bury(w *worker[T]) []T {
-	var a after[T]
-	rest := d.buryLocked(w, &a)
-	a.run(d)
-	return rest
-}
-
-func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []T {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if w.dead {
-		return nil
-	}
-	w.dead = true
-	if w.ended {
-		d.end(w, a)
-		for d.nidle > 0 && d.ready.len() > 0 { // what end queued for w
-			e, _ := d.ready.pop()
-			_ = d.dispatch(e.job, e.seq, a)
-		}
-	}
-	if d.isIdle(w.index) {
-		d.unidle(w.index) // stopped by Wait, or idle when the last worker died
-	}
-	var rest []T
-	for job, ok := w.own.pop(); ok; job, ok = w.own.pop() {
-		rest = append(rest, job)
-	}
-	if d.live--; d.live > 0 {
-		return rest
-	}
-	if d.keys != nil {
-		rest = append(rest, d.keys.drain()...)
-		for e, ok := d.ready.pop(); ok; e, ok = d.ready.pop() {
-			d.keys.leave(e.job) // its key's queue was drained: this frees the key
-			rest = append(rest, e.job)
-		}
-	}
-	for job, ok := d.backlog.pop(); ok; job, ok = d.backlog.pop() {
-		rest = append(rest, job)
-	}
-	if d.mb != nil {
-		rest = append(rest, d.mb.Close()...)
-	}
-	list := d.first
-	d.first, d.last = nil, nil
-	a.refuse(list)
-	return rest
-}
-
-// deadLetters delivers the dead letters of jobs that will never run, then
-// counts them out.
-func (d *dispatcher[T]) deadLetters(jobs []T, target string, reason error) {
-	if len(jobs) == 0 {
-		return
-	}
-	for _, job := range jobs {
-		d.letter(job, target, reason)
-	}
-	var a after[T]
-	d.mu.Lock()
-	d.dropped += int64(len(jobs))
-	d.held -= len(jobs)
-	d.admit(&a)
-	d.checkDrained()
-	d.mu.Unlock()
-	a.run(d)
-}
-
-// up reports whether worker i takes jobs. d.mu is held.
-func (d *dispatcher[T]) up(i int) bool { return !d.workers[i].dead }
-
-func (d *dispatcher[T]) isIdle(i int) bool { return d.idle[i/64]&(1<<(i%64)) != 0 }
-
-func (d *dispatcher[T]) setIdle(i int) {
-	d.idle[i/64] |= 1 << (i % 64)
-	d.nidle++
-}
-
-func (d *dispatcher[T]) unidle(i int) {
-	d.idle[i/64] &^= 1 << (i % 64)
-	d.nidle--
-}
-
-// takeIdle takes the idle worker the strategy picks: the first idle one
-// from where it says to start, wrapping. d.nidle > 0.
-func (d *dispatcher[T]) takeIdle() *worker[T] {
-	n := len(d.workers)
-	start := d.strategy.firstIdle(d.cursor, n) % n
-	i := -1
-	if b := d.idle[start/64] & (^uint64(0) << (start % 64)); b != 0 {
-		i = start/64*64 + bits.TrailingZeros64(b)
-	} else {
-		for k := 1; k <= len(d.idle); k++ { // the last turn rereads start's word
-			word := (start/64 + k) % len(d.idle)
-			if b := d.idle[word]; b != 0 {
-				i = word*64 + bits.TrailingZeros64(b)
-				break
-			}
-		}
-	}
-	d.unidle(i)
-	if d.cursor = i + 1; d.cursor == n {
-		d.cursor = 0
-	}
-	return &d.workers[i]
-}
-
 // queued reports the jobs waiting to be dispatched. d.mu is held.
 func (d *dispatcher[T]) queued() int {
 	n := d.backlog.n
@@ -683,94 +424,3 @@ func (d *dispatcher[T]) queued() int {
 	}
 	return n
 }
-
-// after is what a critical section leaves for once the lock is released:
-// workers to wake, blocked Submits to answer (their err is set), evicted
-// jobs to dead-letter, a list of blocked Submits to refuse with
-// ErrNoRoutee. A section fills at most two of each slot; any more are
-// served at once.
-type after[T any] struct {
-	wakes   [2]*worker[T]
-	replies [2]*blocked[T]
-	refused *blocked[T]
-	drops   bool // d.evicted has jobs
-	any     bool // something to do
-}
-
-func (a *after[T]) wake(w *worker[T]) {
-	a.any = true
-	for i := range a.wakes {
-		if a.wakes[i] == nil {
-			a.wakes[i] = w
-			return
-		}
-	}
-	w.ref.wake()
-}
-
-func (a *after[T]) reply(w *blocked[T]) {
-	a.any = true
-	for i := range a.replies {
-		if a.replies[i] == nil {
-			a.replies[i] = w
-			return
-		}
-	}
-	w.ready <- struct{}{}
-}
-
-func (a *after[T]) refuse(list *blocked[T]) { a.refused, a.any = list, true }
-
-func (a *after[T]) run(d *dispatcher[T]) {
-	if !a.any {
-		return
-	}
-	for _, w := range a.wakes {
-		if w != nil {
-			w.ref.wake()
-		}
-	}
-	for _, w := range a.replies {
-		if w != nil {
-			w.ready <- struct{}{}
-		}
-	}
-	refuse(a.refused, ErrNoRoutee)
-	if a.drops {
-		d.mu.Lock()
-		evicted := d.evicted
-		d.evicted = nil
-		d.mu.Unlock()
-		d.deadLetters(evicted, "", ErrEvicted)
-	}
-}
-
-// A spinMutex is a lock for critical sections of a few dozen nanoseconds,
-// which the dispatcher's are. sync.Mutex parks a goroutine that finds it
-// locked whenever the goroutine's processor has other goroutines to run,
-// as a pool's processors always do: with 8 submitters and 8 workers on 2
-// processors, that cost 190-200 ns per job against 120-130 with this lock.
-// A spinMutex spins briefly, then yields the processor, and never parks;
-// it must guard no blocking call.
-type spinMutex struct{ state atomic.Int32 }
-
-func (m *spinMutex) Lock() {
-	if !m.state.CompareAndSwap(0, 1) {
-		m.lockSlow()
-	}
-}
-
-// lockSlow spins 32 times, then yields: measured, spinning longer before
-// yielding cost a pool more than it saved.
-func (m *spinMutex) lockSlow() {
-	for {
-		for range 32 {
-			if m.state.Load() == 0 && m.state.CompareAndSwap(0, 1) {
-				return
-			}
-		}
-		runtime.Gosched()
-	}
-}
-
-func (m *spinMutex) Unlock() { m.state.Store(0) }

@@ -10,7 +10,7 @@ type PoolStats struct {
 	Running    int   // jobs dispatched and not ended (Inline ones aside)
 	Submitted  int64 // jobs accepted: Completed + Canceled + Dropped + Queued + Running
 	Completed  int64 // jobs that ran, failed or not (Inline ones too)
-	Failed     int64 // jobs that returned an error or panicked
+	Failed     int64 // jobs that returned an error, panicked or called runtime.Goexit
 	Panicked   int64 // jobs that panicked
 	Canceled   int64 // jobs skipped because the pool's context was done when they would have been dispatched
 	Dropped    int64 // jobs a backlog mailbox evicted (DropOldest), or left with a worker that died
@@ -44,6 +44,7 @@ func (p *Pool[T]) Stats() PoolStats {
 		s.Failed += w.failed.Load()
 		s.Panicked += w.panicked.Load()
 	}
+	s.Failed += p.exits.Load()
 	// The rest is counted under the lock that counts jobs in and out.
 	d := &p.d
 	d.mu.Lock()

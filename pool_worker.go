@@ -3,6 +3,7 @@ package crew
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync/atomic"
 	"time"
 
@@ -167,8 +168,12 @@ func (p *Pool[T]) noise(err error) bool {
 }
 
 // workerError receives what a worker's actor reports; the jobs' own errors
-// and panics are recorded by call, so this only sees a job's Goexit.
-func (p *Pool[T]) workerError(err error) { p.record(err) }
+// and panics are recorded by runJob, so this only sees a job's Goexit,
+// which counts as a failed job.
+func (p *Pool[T]) workerError(err error) {
+	p.exits.Add(1)
+	p.record(err)
+}
 
 // letter delivers the dead letter of a job dropped by the backlog or left
 // with a dead worker: to the sink of WithDeadLetters, or the log.
@@ -186,3 +191,23 @@ func (p *Pool[T]) letter(job T, target string, reason error) {
 
 // workerIndex reports the worker's index in its pool (for tests).
 func (w *worker[T]) workerIndex() int { return w.index }
+
+// shareEvery is how many jobs a worker runs between two looks at the clock.
+const shareEvery = 64
+
+// share yields the processor once the worker has run jobs without a break
+// for a millisecond, to the other workers (and goroutines) waiting for one:
+// Go preempts a goroutine only after 10 ms, and a worker whose backlog
+// never empties would otherwise keep its processor that long while other
+// workers, one perhaps holding a job handed to it, wait.
+func (w *worker[T]) share() {
+	w.streak = 0
+	now := time.Now()
+	switch {
+	case w.since.IsZero():
+		w.since = now
+	case now.Sub(w.since) >= time.Millisecond:
+		w.since = now
+		runtime.Gosched()
+	}
+}

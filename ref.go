@@ -335,7 +335,9 @@ func (r *Ref[T]) wake() {
 }
 
 // Done returns a channel that is closed once the actor's goroutine has
-// exited, after its leftover messages went to the dead letters.
+// exited and its leftover messages went to the dead letters: the delivery
+// of every dead letter of a Stop happens before Done is closed, and the
+// actor's last handler call returns before it too.
 func (r *Ref[T]) Done() <-chan struct{} { return r.done }
 
 // Stopped reports whether the actor has stopped or is stopping, so that it

@@ -53,7 +53,10 @@ func (rk *routerKeys[T]) forRoutee(i int, handle func(context.Context, T) error,
 		rk.sink(d)
 	}
 	return func(ctx context.Context, msg T) error {
-		defer rk.release(i, msg)
+		rk.mu.Lock()
+		gated, _ := rk.placed[i].pop() // this message's flag: it left the mailbox
+		rk.mu.Unlock()
+		defer rk.releaseGated(msg, gated)
 		return handle(ctx, msg)
 	}
 }
@@ -64,38 +67,45 @@ func (rk *routerKeys[T]) bind(r *Router[T]) {
 	rk.up = func(i int) bool { return !r.refs[i].stopped.Load() }
 }
 
-// tell dispatches msg, or holds it behind its key.
+// tell sends msg on, or holds it behind its key. A routee that refused it
+// gets it as a dead letter, to the user's sink (sink) or its own.
 func (rk *routerKeys[T]) tell(ctx context.Context, msg T) error {
+	by, sink, err := rk.route(ctx, msg)
+	switch {
+	case by == nil:
+	case sink:
+		by.deadLetterTo(rk.sink, msg, err)
+	default:
+		by.deadLetter(msg, err)
+	}
+	return err
+}
+
+// route is tell under the lock, which a panicking key function releases.
+func (rk *routerKeys[T]) route(ctx context.Context, msg T) (by *Ref[T], sink bool, err error) {
 	rk.mu.Lock()
+	defer rk.mu.Unlock()
 	if rk.pin != nil {
 		i := rk.pin.place(msg, len(rk.refs), rk.up)
 		if i < 0 {
-			rk.mu.Unlock()
-			return ErrNoRoutee
+			return nil, false, ErrNoRoutee
 		}
 		// Queued under the lock, so that a key's messages reach their
 		// routee in the order their Tells took it; the mailbox is
 		// unbounded, so this never blocks.
-		err := rk.refs[i].tell(ctx, msg)
-		rk.mu.Unlock()
-		if err != nil {
-			rk.refs[i].deadLetter(msg, err)
+		if err := rk.refs[i].tell(ctx, msg); err != nil {
+			return rk.refs[i], false, err
 		}
-		return err
+		return nil, false, nil
 	}
 	if !rk.gate.enter(msg, 0) { // a router places when the key frees: no order to keep
-		rk.mu.Unlock()
-		return nil // it goes once the key's message before it is done
+		return nil, false, nil // it goes once the key's message before it is done
 	}
-	by, err := rk.place(msg)
+	by, err = rk.place(msg)
 	if err != nil {
 		rk.gate.leave(msg) // nothing queued behind it meanwhile: we hold the lock
 	}
-	rk.mu.Unlock()
-	if by != nil {
-		by.deadLetterTo(rk.sink, msg, err)
-	}
-	return err
+	return by, true, err
 }
 
 // place tells msg, whose key is free, to the routee the strategy picks,
@@ -126,6 +136,13 @@ func (rk *routerKeys[T]) place(msg T) (*Ref[T], error) {
 // routee takes, there being none left, becomes a dead letter, and lets the
 // next go in turn.
 func (rk *routerKeys[T]) release(i int, msg T) {
+	rk.mu.Lock()
+	gated, _ := rk.placed[i].pop()
+	rk.mu.Unlock()
+	rk.releaseGated(msg, gated)
+}
+
+func (rk *routerKeys[T]) releaseGated(msg T, gated bool) {
 	type refusal struct {
 		msg T
 		by  *Ref[T]
@@ -133,7 +150,6 @@ func (rk *routerKeys[T]) release(i int, msg T) {
 	}
 	var refused []refusal
 	rk.mu.Lock()
-	gated, _ := rk.placed[i].pop()
 	for next, ok := msg, gated; ok; {
 		var e seqJob[T]
 		if e, ok = rk.gate.leave(next); !ok {

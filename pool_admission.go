@@ -1,0 +1,318 @@
+package crew
+
+import "context"
+
+// Admission and the drain protocol: the Submits blocked on a full pool wait
+// in a FIFO list, and take the room a job's end frees, oldest first, before
+// any new Submit can (admit); Wait closes the pool, refusing them, and
+// waits for drained, which closes once no job is held (close,
+// checkDrained); the end of the pool's context refuses them too
+// (refuseAll); a worker that dies is taken out, the last one dropping every
+// job held (bury, deadLetters). The happens-before these give is stated
+// once, on the dispatcher.
+
+// A blocked is a Submit blocked on a full pool. Once it has left the list,
+// err holds its outcome (nil when its job was accepted) and ready is
+// signalled; the send orders the write of err before its read.
+type blocked[T any] struct {
+	job        T
+	prev, next *blocked[T]
+	listed     bool // in the list; the rest of the list is d.mu's too
+	err        error
+	ready      chan struct{} // cap 1
+}
+
+// enlist queues a Submit that may wait behind the blocked Submits. d.mu is
+// held.
+func (d *dispatcher[T]) enlist(mode offerMode, job T) (verdict, *blocked[T], error) {
+	if mode != mayWait {
+		return full, nil, nil
+	}
+	w := d.waiters.Get().(*blocked[T])
+	w.job, w.prev, w.next, w.listed = job, d.last, nil, true
+	if d.last == nil {
+		d.first = w
+	} else {
+		d.last.next = w
+	}
+	d.last = w
+	return waiting, w, nil
+}
+
+// withdraw takes w off the list of blocked Submits, and reports whether it
+// was still there: if not, its outcome is on its way to w.ready.
+func (d *dispatcher[T]) withdraw(w *blocked[T]) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !w.listed {
+		return false
+	}
+	w.listed = false
+	if w.prev == nil {
+		d.first = w.next
+	} else {
+		w.prev.next = w.next
+	}
+	if w.next == nil {
+		d.last = w.prev
+	} else {
+		w.next.prev = w.prev
+	}
+	var zero T
+	w.job, w.prev, w.next = zero, nil, nil
+	return true
+}
+
+// admit hands free room to the blocked Submits, oldest first. d.mu is held.
+func (d *dispatcher[T]) admit(a *after[T]) {
+	for w := d.first; w != nil; w = d.first {
+		if d.limit > 0 && d.held >= d.limit || d.stopped || d.live == 0 {
+			return // once the context is done, refuseAll answers them; bury, once no worker is left
+		}
+		var err error
+		seq := d.seq
+		if d.keys != nil {
+			d.seq++
+		}
+		if d.keys == nil || d.keys.enter(w.job, seq) {
+			if err = d.send(w.job, seq, a); err == errWouldBlock {
+				return
+			}
+		}
+		d.first = w.next
+		if d.first == nil {
+			d.last = nil
+		} else {
+			d.first.prev = nil
+		}
+		if err == nil {
+			d.held++
+		}
+		var zero T
+		w.job, w.next, w.listed, w.err = zero, nil, false, err
+		a.reply(w)
+	}
+}
+
+// checkDrained closes drained once Wait began and no job is held.
+func (d *dispatcher[T]) checkDrained() {
+	if d.closed && d.held == 0 && !d.isDrained {
+		d.isDrained = true
+		close(d.drained)
+	}
+}
+
+// refuseAll answers every blocked Submit with the pool context's error,
+// once that context is done; context.AfterFunc runs it.
+func (d *dispatcher[T]) refuseAll() {
+	defer close(d.refused)
+	d.mu.Lock()
+	d.stop()
+	list := d.detach()
+	d.mu.Unlock()
+	refuse(list, d.ctx.Err())
+}
+
+// detach takes every blocked Submit off the list, to be refused once the
+// lock is released. d.mu is held.
+func (d *dispatcher[T]) detach() *blocked[T] {
+	list := d.first
+	for w := list; w != nil; w = w.next {
+		w.listed = false // withdraw leaves it to refuse
+	}
+	d.first, d.last = nil, nil
+	return list
+}
+
+// refuse answers a detached list of blocked Submits with err.
+func refuse[T any](list *blocked[T], err error) {
+	for w := list; w != nil; {
+		next := w.next
+		var zero T
+		w.job, w.prev, w.next, w.err = zero, nil, nil, err
+		w.ready <- struct{}{} // the Submit may reuse w from here on
+		w = next
+	}
+}
+
+// close closes the pool to new jobs (Wait) and refuses the blocked Submits.
+func (d *dispatcher[T]) close() {
+	d.mu.Lock()
+	d.closed = true
+	list := d.detach()
+	d.checkDrained()
+	d.mu.Unlock()
+	refuse(list, ErrPoolClosed) // their jobs are new: refuse them
+}
+
+// bury takes a worker that died (its job called runtime.Goexit) out of the
+// pool and returns the jobs left with it, to become dead letters: those
+// queued at it, and, if it was the last worker, every job held, whose
+// blocked Submits it answers with ErrNoRoutee. It returns nil when w was
+// stopped by Wait, with nothing left.
+func (d *dispatcher[T]) bury(w *worker[T]) []T {
+	var a after[T]
+	rest := d.buryLocked(w, &a)
+	a.run(d)
+	return rest
+}
+
+func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []T {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if w.dead {
+		return nil
+	}
+	w.dead = true
+	d.live--
+	if d.isIdle(w.index) {
+		d.unidle(w.index) // stopped by Wait, or idle when the last worker died
+	}
+	if w.ended {
+		d.end(w, a) // admits no blocked Submit once live == 0
+		// Wake idle workers for what end queued: they take it from the
+		// ready heap themselves, in seq order, skipping it if stopped.
+		for k := d.ready.len(); k > 0 && d.nidle > 0; k-- {
+			a.wake(d.takeIdle())
+		}
+	}
+	var rest []T
+	for job, ok := w.own.pop(); ok; job, ok = w.own.pop() {
+		rest = append(rest, job)
+	}
+	if d.live > 0 {
+		return rest
+	}
+	if d.keys != nil {
+		rest = append(rest, d.keys.drain()...)
+		for e, ok := d.ready.pop(); ok; e, ok = d.ready.pop() {
+			d.keys.leave(e.job) // its key's queue was drained: this frees the key
+			rest = append(rest, e.job)
+		}
+	}
+	for job, ok := d.backlog.pop(); ok; job, ok = d.backlog.pop() {
+		rest = append(rest, job)
+	}
+	if d.mb != nil {
+		rest = append(rest, d.mb.Close()...)
+	}
+	list := d.detach()
+	a.refuseAll(list)
+	return rest
+}
+
+// deadLetters delivers the dead letters of jobs that will never run, then
+// counts them out.
+func (d *dispatcher[T]) deadLetters(jobs []T, target string, reason error) {
+	if len(jobs) == 0 {
+		return
+	}
+	for _, job := range jobs {
+		d.letter(job, target, reason)
+	}
+	var a after[T]
+	d.mu.Lock()
+	d.dropped += int64(len(jobs))
+	d.held -= len(jobs)
+	d.admit(&a)
+	d.checkDrained()
+	d.mu.Unlock()
+	a.run(d)
+}
+
+// after is what a critical section leaves for once the lock is released:
+// workers to wake, blocked Submits to answer (their err is set), evicted
+// jobs to dead-letter, a list of blocked Submits to refuse with
+// ErrNoRoutee. A section fills at most two of each slot; any more are
+// served at once.
+type after[T any] struct {
+	wakes    [2]*worker[T]
+	replies  [2]*blocked[T]
+	noRoutee *blocked[T] // to refuse with ErrNoRoutee
+	drops    bool        // d.evicted has jobs
+	any      bool        // something to do
+}
+
+func (a *after[T]) wake(w *worker[T]) {
+	a.any = true
+	for i := range a.wakes {
+		if a.wakes[i] == nil {
+			a.wakes[i] = w
+			return
+		}
+	}
+	w.ref.wake()
+}
+
+func (a *after[T]) reply(w *blocked[T]) {
+	a.any = true
+	for i := range a.replies {
+		if a.replies[i] == nil {
+			a.replies[i] = w
+			return
+		}
+	}
+	w.ready <- struct{}{}
+}
+
+func (a *after[T]) refuseAll(list *blocked[T]) { a.noRoutee, a.any = list, true }
+
+func (a *after[T]) run(d *dispatcher[T]) {
+	if !a.any {
+		return
+	}
+	for _, w := range a.wakes {
+		if w != nil {
+			w.ref.wake()
+		}
+	}
+	for _, w := range a.replies {
+		if w != nil {
+			w.ready <- struct{}{}
+		}
+	}
+	refuse(a.noRoutee, ErrNoRoutee)
+	if a.drops {
+		d.mu.Lock()
+		evicted := d.evicted
+		d.evicted = nil
+		d.mu.Unlock()
+		d.deadLetters(evicted, "", ErrEvicted)
+	}
+}
+
+// await blocks a Submit queued as w until the pool accepts or refuses its
+// job (refusing it once Wait begins or the pool's context ends), or ctx
+// ends first.
+func (p *Pool[T]) await(ctx context.Context, w *blocked[T]) error {
+	select {
+	case <-w.ready:
+		err := w.err
+		w.err = nil
+		p.d.waiters.Put(w)
+		return err
+	case <-ctx.Done():
+	}
+	err := ctx.Err()
+	if !p.d.withdraw(w) {
+		<-w.ready // the pool decided first
+		err, w.err = w.err, nil
+	}
+	p.d.waiters.Put(w)
+	return err
+}
+
+// refusal is what Submit returns for a verdict other than waiting.
+func (p *Pool[T]) refusal(v verdict, err error) error {
+	switch v {
+	case accepted:
+		return nil
+	case shut:
+		return ErrPoolClosed
+	case ended:
+		return p.ctx.Err()
+	case noWorker:
+		return ErrNoRoutee
+	}
+	return err
+}

@@ -1,0 +1,200 @@
+package crew_test
+
+import (
+	"context"
+	"runtime"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crewlib/crew"
+)
+
+// Tests of pools whose workers die (a job calls runtime.Goexit) and of the
+// races around Wait, found by review.
+
+func TestTheLastWorkerDyingRefusesTheBlockedSubmits(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts []crew.Option
+	}{
+		{"default backlog", nil},
+		{"WithConsistentHash", []crew.Option{crew.WithConsistentHash(func(j int) int { return j })}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			started, release := make(chan struct{}), make(chan struct{})
+			var dead letters
+			p := crew.NewPool(1, func(_ context.Context, j int) error {
+				if j == 0 {
+					close(started)
+					<-release
+					runtime.Goexit()
+				}
+				return nil
+			}, append(tc.opts, crew.WithQueueSize(1), crew.WithDeadLetters(dead.sink))...)
+			ctx := context.Background()
+			require.NoError(t, p.Submit(ctx, 0))
+			<-started
+			require.NoError(t, p.Submit(ctx, 1)) // the pool is full
+			errc := make(chan error, 1)
+			go func() { errc <- p.Submit(ctx, 2) }()
+			until(t, func() bool { return crew.PoolBlocked(p) == 1 })
+			close(release)
+			assert.ErrorIs(t, <-errc, crew.ErrNoRoutee, "no worker is left to run it")
+			assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
+			assert.Equal(t, []int{1}, dead.messages(), "the queued job is a dead letter; the refused one is not")
+			s := p.Stats()
+			assert.EqualValues(t, 2, s.Submitted)
+			assert.EqualValues(t, 1, s.Dropped)
+		})
+	}
+}
+
+func TestAKeysNextJobIsSkippedWhenItsPredecessorsGoexitFailedThePool(t *testing.T) {
+	type job struct{ key, n int }
+	started, release := make(chan struct{}), make(chan struct{})
+	var ranAfterDone atomic.Int32
+	p := crew.NewPool(2, func(ctx context.Context, j job) error {
+		if j.n == 0 {
+			close(started)
+			<-release
+			runtime.Goexit() // fails the pool, which stops dispatching
+		}
+		if ctx.Err() != nil {
+			ranAfterDone.Add(1)
+		}
+		return nil
+	}, crew.WithKey(func(j job) int { return j.key }), crew.WithCancelOnError())
+	ctx := context.Background()
+	require.NoError(t, p.Submit(ctx, job{1, 0}))
+	<-started
+	require.NoError(t, p.Submit(ctx, job{1, 1})) // waits behind its key
+	until(t, func() bool { return crew.PoolIdle(p) == 1 })
+	close(release)
+	assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
+	assert.Zero(t, ranAfterDone.Load(), "job 1 ran after the pool stopped dispatching")
+	assert.EqualValues(t, 1, p.Stats().Canceled)
+}
+
+func TestAKeysNextJobKeepsItsTurnWhenItsWorkerDies(t *testing.T) {
+	// Worker 0 runs k0 (key 0), behind which k1..k3 wait; worker 1 is idle;
+	// a Submit of key 1, later than all of them, is blocked. k0 calls
+	// Goexit: k1 was submitted first and may run, so it starts first.
+	type job struct{ key, n int }
+	started, release := make(chan struct{}), make(chan struct{})
+	var rec recorder
+	p := crew.NewPool(2, func(_ context.Context, j job) error {
+		if j.n == 0 {
+			close(started)
+			<-release
+			runtime.Goexit()
+		}
+		rec.add(j.n)
+		return nil
+	}, crew.WithKey(func(j job) int { return j.key }), crew.WithQueueSize(1))
+	ctx := context.Background()
+	require.NoError(t, p.Submit(ctx, job{0, 0}))
+	<-started
+	for n := 1; n <= 3; n++ {
+		require.NoError(t, p.Submit(ctx, job{0, n}))
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- p.Submit(ctx, job{1, 100}) }()
+	until(t, func() bool { return crew.PoolBlocked(p) == 1 && crew.PoolIdle(p) == 1 })
+	close(release)
+	require.NoError(t, <-errc)
+	assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
+	got := rec.get()
+	require.NotEmpty(t, got)
+	assert.Equal(t, 1, got[0], "start order %v", got)
+}
+
+// slowValue is a context whose first Value call waits for gate, after
+// closing entered: it holds a job's own Submit between its queueing on the
+// full pool and its look at its context, where Wait can begin.
+type slowValue struct {
+	context.Context
+	entered, gate chan struct{}
+	once          *atomic.Bool
+}
+
+func (c slowValue) Value(k any) any {
+	if c.once.CompareAndSwap(false, true) {
+		close(c.entered)
+		<-c.gate
+	}
+	return c.Context.Value(k)
+}
+
+func TestAJobsOwnSubmitIsAcceptedWhenWaitBeginsWhileItIsQueued(t *testing.T) {
+	p := crew.NewGroup(1, crew.WithQueueSize(1))
+	ctx := context.Background()
+	entered, gate := make(chan struct{}), make(chan struct{})
+	errc := make(chan error, 1)
+	var childRan atomic.Bool
+	aStarted, holdA := make(chan struct{}), make(chan struct{})
+	require.NoError(t, p.Submit(ctx, func(jctx context.Context) error {
+		close(aStarted)
+		<-holdA
+		sc := slowValue{jctx, entered, gate, new(atomic.Bool)}
+		errc <- p.Submit(sc, func(context.Context) error { childRan.Store(true); return nil })
+		return nil
+	}))
+	<-aStarted
+	require.NoError(t, p.Submit(ctx, func(context.Context) error { return nil })) // the pool is full
+	close(holdA)
+	<-entered // the job's Submit is queued, and has not looked at its context yet
+	waited := make(chan error, 1)
+	go func() { waited <- p.Wait() }()
+	until(t, func() bool { return crew.PoolClosed(p) })
+	close(gate)
+	assert.NoError(t, <-errc, "a job's own Submit is accepted after Wait began")
+	require.NoError(t, <-waited)
+	assert.True(t, childRan.Load())
+}
+
+func TestAKeyedRouterLosesNoMessageAfterBroadcastAndStop(t *testing.T) {
+	// The routee stops while it handles a message, with a Broadcast message
+	// and a keyed one queued and another of that key waiting in the router:
+	// every message is handled or becomes a dead letter.
+	started, gate := make(chan struct{}), make(chan struct{})
+	var dead letters
+	var handled atomic.Int32
+	r := crew.SpawnRouter(context.Background(), 1, func(_ context.Context, j keyedJob) error {
+		if j.key == 1 {
+			close(started)
+			<-gate
+		}
+		handled.Add(1)
+		return nil
+	}, crew.WithKey(jobKey), crew.WithDeadLetters(dead.sink))
+	ctx := context.Background()
+	require.NoError(t, r.Tell(ctx, keyedJob{key: 1}))
+	<-started
+	require.NoError(t, r.Broadcast(ctx, keyedJob{key: 2}))
+	require.NoError(t, r.Tell(ctx, keyedJob{key: 3, seq: 0}))
+	require.NoError(t, r.Tell(ctx, keyedJob{key: 3, seq: 1}))
+	r.Stop()
+	close(gate)
+	for _, ref := range r.Routees() {
+		<-ref.Done()
+	}
+	assert.EqualValues(t, 1, handled.Load())
+	assert.Len(t, dead.get(), 3, "the broadcast and both messages of key 3")
+	assert.Zero(t, r.Keys())
+}
+
+func TestANaNKeyPanicsWithACrewMessage(t *testing.T) {
+	p := crew.NewPool(1, func(context.Context, float64) error { return nil },
+		crew.WithKey(func(f float64) float64 { return f }))
+	nan := 0.0
+	nan /= nan
+	assert.PanicsWithValue(t, "crew: WithKey: the key function returned a key that equals no key (NaN)", func() {
+		_ = p.Submit(context.Background(), nan)
+	})
+	require.NoError(t, p.Submit(context.Background(), 1), "the pool goes on")
+	require.NoError(t, p.Wait())
+	assert.Zero(t, p.Stats().Keys)
+}
