@@ -5,9 +5,10 @@
 // The building block is the [Mailbox]: a queue that producers fill with
 // Enqueue and a consumer drains with a non-blocking Dequeue. An actor (a
 // goroutine woken through a channel when its mailbox gains a message) drains
-// one; a router picks which actor gets each message; a pool is a router that
-// owns its workers. Every mailbox keeps an exact O(1) Len, which is what lets
-// a router send each message to the least loaded actor.
+// one; a router picks which actor gets each message; a pool is a set of
+// worker actors that share one backlog. Every mailbox keeps an exact O(1)
+// Len, which is what lets a router send each message to the least loaded
+// actor.
 //
 // # Mailbox semantics
 //
@@ -30,26 +31,23 @@
 // # Choosing a mailbox
 //
 //	type             bound  order                   cost        use it for
-//	Unbounded        no     FIFO                    ~10 ns      the default: any traffic, shallow or deep
-//	Segmented        no     FIFO                    ~11-16 ns   deep or bursty fan-in, large messages: never copies to grow
-//	Bounded          yes    FIFO                    ~11-19 ns   a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
-//	Chan             yes    FIFO                    ~60 ns      a plain buffered channel behind the interface; a baseline
-//	Fair             no     round robin per key,    ~55 ns      many senders (tenants, sessions) sharing one consumer
+//	Unbounded        no     FIFO                    0.33x       the default: any traffic, shallow or deep
+//	Segmented        no     FIFO                    0.38x       deep or bursty fan-in, large messages: never copies to grow
+//	Bounded          yes    FIFO                    0.51x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
+//	Chan             yes    FIFO                    1.39x       a plain buffered channel behind the interface; a baseline
+//	Fair             no     round robin per key,    1.52x       many senders (tenants, sessions) sharing one consumer
 //	                        FIFO within a key
-//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (~18 ns at depth 1, ~230 ns deep)
-//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals
+//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (5.3x)
+//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (6.0x)
 //
-// The cost is one message from a producer goroutine to a consumer goroutine
-// that is woken through a channel when it finds the mailbox empty, as an
-// actor is (BenchmarkMailbox/1P1C and the mailbox scenario of the bench/
-// program, medians on a 2-core AMD EPYC); a buffered channel moves a
-// message in ~40 ns there. With four producers, Unbounded, Segmented and
-// Bounded cost ~24-26 ns against ~36 ns. Bounded costs ~11 ns
-// with room to spare and ~19 ns when Backpressure keeps parking a faster
-// producer. Unbounded, Segmented and Bounded take separate producer and
-// consumer locks, so a producer and a consumer do not contend; Chan, Fair
-// and Priority have one lock. Enqueue and Dequeue are O(1) (Unbounded's
-// amortized) but for Priority's O(log n), n = Len().
+// The cost is the time of one message from a producer goroutine to a
+// consumer goroutine that is woken through a channel when it finds the
+// mailbox empty, as an actor is, over the time of one message through a
+// buffered channel of 1024 (see Costs). Unbounded, Segmented and Bounded
+// take separate producer and consumer locks, so a producer and a consumer
+// do not contend; Chan, Fair and Priority have one lock. Enqueue and
+// Dequeue are O(1) (Unbounded's amortized) but for Priority's O(log n),
+// n = Len().
 //
 // None of them allocates per message in steady traffic: Unbounded's ring,
 // Priority's heap and Segmented's segments are recycled through a
@@ -64,10 +62,9 @@
 // the handler for one message at a time with the actor's context. It waits
 // on a signal channel of capacity 1, which Tell pokes without blocking, as do
 // Stop and the end of its context (through context.AfterFunc): no pump
-// goroutine and no allocation per message. With an empty handler a message costs about 50 ns end to end, as
-// much as through a bare goroutine and buffered channel, which has no dead
-// letters, no Len and no panic recovery (BenchmarkActorTell). Forward feeds
-// an actor, or a router, from a channel the caller already has.
+// goroutine and no allocation per message; an idle actor costs its
+// goroutine and about 420 bytes (see Costs). Forward feeds an actor, or a
+// router, from a channel the caller already has.
 //
 // A panic in a handler is recovered with its stack and reported, with the
 // handler's errors, to WithErrorHandler; the actor goes on. Stop, or the end
@@ -85,17 +82,17 @@
 // of them with Broadcast. Stopped routees are skipped, never sent to.
 //
 //	strategy         wins when                          cost per message        failure mode
-//	RoundRobin       jobs take the same time            1 atomic add (~5 ns)    a slow job delays every job queued behind it
-//	Random           the same, with no shared counter   1 random draw (~12 ns)  as RoundRobin, plus uneven queues by chance
-//	SmallestMailbox  job times vary; up to ~16 routees  1 atomic load per       O(n): 2-4 ns per busy routee
-//	                                                    routee, stops at the    (150-260 ns for 64); wakes an
-//	                                                    first idle one          idle routee rather than batching
+//	RoundRobin       jobs take the same time            1 atomic add            a slow job delays every job queued behind it
+//	Random           the same, with no shared counter   1 random draw           as RoundRobin, plus uneven queues by chance
+//	SmallestMailbox  job times vary; up to ~16 routees  1 atomic load per       O(n) loads (BenchmarkPick); wakes
+//	                                                    routee, stops at the    an idle routee rather than
+//	                                                    first idle one          batching
 //	SmallestOfTwo    job times vary; many routees       2 random draws and      slightly less even than the full
-//	                                                    2 loads (~20 ns)        scan; O(1) whatever n
+//	                                                    2 loads                 scan; O(1) whatever n
 //	Broadcast        every routee must see the message  one Tell per routee     n times the work; not a strategy
-//	WithKey          jobs of one key (account, device,   a lock, a map lookup;   per-key order; a key's jobs wait
-//	(pools, Spawn-   tenant) must run in order; keys     a scan of the workers   for each other, so a hot key is
-//	Router)          vary in load                        for a new key           one worker's work
+//	WithKey          jobs of one key (account, device,   a map lookup under a    per-key order; a key's jobs wait
+//	(pools, Spawn-   tenant) must run in order; keys     lock, per message and   for each other, so a hot key is
+//	Router)          vary in load                        per message's end       one worker's work at a time
 //	WithConsistent-  per-worker caches: a key must keep  one hash per worker     ignores load: a hot key or an
 //	Hash (same)      its worker across calls                                     unlucky spread leaves a queue
 //
@@ -108,12 +105,13 @@
 // actors.
 //
 // A typed pool, or a router from SpawnRouter, can also route by key.
-// WithKey keeps each key's jobs in
-// submission order, never two at once: a key with jobs queued or running is
-// bound to one worker; a key with none is bound to no worker, and its next
-// job goes to the worker with the fewest keys bound plus jobs held (ties
-// rotate), so a hot key or an unlucky key does not bury a worker that
-// hashing would keep choosing. The key table holds only active keys.
+// WithKey keeps each key's jobs in submission order, never two at once: a
+// key has at most one job dispatched (queued at a worker or running); its
+// later jobs wait behind it, outside every worker, and the next is
+// dispatched when it ends: a pool's to whichever worker is free, a
+// router's to the routee its strategy picks then. So keys spread over the
+// workers as they free, and a hot key or an unlucky one never buries a
+// worker's queue, as hashing does. The key table holds only busy keys.
 // WithConsistentHash is the classic alternative (rendezvous hashing): the
 // same key always goes to the same live worker, whatever the load.
 //
@@ -126,10 +124,11 @@
 //
 // # Pools
 //
-// A Pool is a router that owns its workers and replaces an errgroup
-// fan-out (Submit where errgroup has Go, Wait where it has Wait):
+// A Pool owns a fixed set of worker goroutines that share one backlog, and
+// replaces an errgroup fan-out (Submit where errgroup has Go, Wait where it
+// has Wait):
 //
-//	p, ctx := crew.WithContext(ctx, 8) // 8 workers, smallest-mailbox dispatch
+//	p, ctx := crew.WithContext(ctx, 8) // 8 workers
 //	for _, u := range urls {
 //		if err := p.Submit(ctx, func(ctx context.Context) error { return fetch(ctx, u) }); err != nil {
 //			break // ctx ended, or a job failed and canceled ctx
@@ -137,50 +136,71 @@
 //	}
 //	err := p.Wait() // the first error, as errgroup's Wait
 //
-// Submit sends each job to the worker the strategy picks (SmallestMailbox
-// by default) and returns without waiting for it. By default each worker
-// holds at most DefaultQueueSize jobs waiting beside the one it runs
-// (WithQueueSize changes it): Submit blocks only while every worker is that
-// full, honours its ctx while it does, and takes the first room that opens
-// in any worker, in arrival order. A worker that runs out of jobs takes the
-// jobs queued behind busy workers before it sleeps; with SmallestMailbox,
-// which sends each job to an idle worker when there is one, a slow job
-// never holds up the jobs behind it while another worker is idle.
+// Dispatch is work sharing with a smallest-mailbox hand-off, Akka's
+// BalancingPool with SmallestMailbox's first rule. While the backlog is
+// empty, Submit hands a job straight to an idle worker (WithStrategy picks
+// which, when several are); otherwise the job joins the backlog, and every
+// worker takes the oldest job from it before it goes idle. No job waits
+// while a worker is idle, and jobs start in submission order: if a job has
+// been dispatched, so has every job whose Submit returned before its Submit
+// began. A dispatched job runs even if the pool's context ends first; the
+// jobs still in the backlog then are skipped and counted (Stats), never
+// reported as done. So, as with errgroup, a failure never skips a job
+// submitted before the one that failed.
 //
-// Wait closes the pool to new jobs, runs every job already accepted, stops
-// the workers (no goroutine is left behind) and returns the first error, or
-// all of them with WithAllErrors. A panic in a job is recovered with its
-// stack and returned by Wait as an error that errors.As unwraps to
+// The backlog is bounded: by default the pool holds at most
+// workers×(1+DefaultQueueSize) jobs, counting those running, and Submit
+// blocks while it is full, honouring its ctx; blocked Submits take the room
+// that opens in the order they came (WithQueueSize changes the bound). The
+// backlog is the pool's mailbox: WithMailbox makes it, so a priority
+// mailbox orders the whole pool (an urgent job runs next on whichever
+// worker frees first) and a Fair one shares the whole pool between keys.
+// Such a pool is bounded by its mailbox unless WithQueueSize is given too;
+// a full priority pool blocks an urgent Submit like any other.
+//
+// Wait closes the pool to new jobs, waits for every job accepted, stops the
+// workers (no goroutine is left behind) and returns the first error, or all
+// of them with WithAllErrors. A panic in a job is recovered with its stack
+// and returned by Wait as an error that errors.As unwraps to
 // *panics.ErrRecovered; the worker goes on. WithContext (or
 // WithCancelOnError) cancels the pool's context on the first error, with
-// that error as its cause: jobs still queued are then skipped and counted
-// (Stats), not run, and Submit refuses new ones.
+// that error as its cause: jobs still in the backlog are skipped, Submit
+// refuses new ones, and a Submit blocked on the full pool returns.
 //
 // A job may submit more jobs to its own pool, passing the context it
 // received: when the pool is full, such a Submit runs the new job inline
 // instead of blocking, so recursive fan-outs cannot deadlock the pool, and
-// Wait waits for them too. Map runs a function over a slice and returns the
-// results in input order. Stats reports what every worker queued and ran.
+// Wait waits for them too. WithKey runs each key's jobs in order, one at a
+// time: a job whose key is busy waits behind it and joins the backlog when
+// the key's job before it ends, so keys spread over the workers as they
+// free. Map runs a function over a slice and returns the results in input
+// order. Stats reports what the pool holds and what every worker ran.
 // Worker goroutines carry the pprof labels crew.pool and crew.worker.
 //
-//	pool                         jobs             bound                   use it for
-//	NewGroup(n)                  func(ctx) error  n*(1+DefaultQueueSize)  errgroup.Group with SetLimit(n)
-//	WithContext(ctx, n)          func(ctx) error  the same                errgroup.WithContext: the first error cancels
-//	NewPool(n, handle)           any T            the same                typed jobs, one handler
-//	NewPool(.., WithMailbox(f))  any T            the mailbox's own       priority or fair-per-key pools
-//	Map(ctx, n, inputs, f)       inputs[i]        n*(1+DefaultQueueSize)  ordered results, one call per input
+//	pool                         jobs             backlog, bound               use it for
+//	NewGroup(n)                  func(ctx) error  FIFO, n*(1+DefaultQueueSize)  errgroup.Group with SetLimit(n)
+//	WithContext(ctx, n)          func(ctx) error  the same                      errgroup.WithContext: the first error cancels
+//	NewPool(n, handle)           any T            the same                      typed jobs, one handler
+//	NewPool(.., WithMailbox(f))  any T            f's mailbox, f's bound        pool-wide priority (NewStablePriority) or
+//	                                                                            fairness between tenants (NewFair)
+//	NewPool(.., WithKey(k))      any T            FIFO per key, unbounded       per-key order: accounts, devices, sessions
+//	Map(ctx, n, inputs, f)       inputs[i]        FIFO, n*(1+DefaultQueueSize)  ordered results, one call per input
 //
-// A no-op job costs about 110 ns through a pool of 8 workers fed by one
-// goroutine, and 150 ns fed by 8, on a 2-core AMD EPYC (BenchmarkPool,
-// medians of 10 interleaved runs), with no allocation: 2.1-2.2x a
-// hand-written pool of goroutines reading one channel (50 and 70 ns), which
-// has no error handling, no panic recovery and no balance for uneven jobs,
-// and 2.3-2.8x faster than errgroup with SetLimit (310 and 340 ns, 2
-// allocations per job). RoundRobin saves the scan: about 95-105 ns. The
-// bench/ program's overhead scenario (same machine) puts conc's pool at
-// 2-3x crew's cost and ants (1 allocation per job) and pond (6) at 4-6x.
-// With uneven jobs (95% 2 ms, 5% 100 ms) a burst finishes as fast as
-// through one shared queue, and a stream at 80% load sees a p99 within a
-// few percent of it; at 90% load the p99 is ~1.15x a shared queue's
-// (bench/results).
+// # Costs
+//
+// The figures here come from the committed run of the bench/ program,
+// bench/results/report.md, which measures crew side by side with
+// errgroup, conc, ants, pond and hand-written pools and checks crew's
+// performance targets (2-core AMD EPYC; ratios, since the machine's speed
+// drifts). A no-op job through a pool of 8 workers costs 1.31x what it
+// costs through a hand-written pool of goroutines reading one channel of 8
+// with one submitter and 1.26x with eight (that pool has no error
+// handling, panic recovery or order guarantee); given the room of a
+// channel of 1024 (WithQueueSize), 0.93x a pool reading that channel. It
+// is 4.5x faster than errgroup with SetLimit with one submitter and 3.2x
+// with eight, and allocates nothing (errgroup 2 allocations per job). With
+// uneven jobs a burst finishes in 0.999x a shared queue's time and a stream
+// at 80% and 90% load sees 0.98-0.99x its p99 time in system. Mailbox
+// costs are in the table above; an idle actor adds 416 bytes to its
+// goroutine.
 package crew

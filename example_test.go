@@ -247,8 +247,8 @@ func ExampleForward() {
 //	err := g.Wait()
 //
 // After: the same shape, with jobs that receive the group's context, a
-// Submit that reports a canceled group, and a pool that sends each job to
-// the least loaded of its 8 workers.
+// Submit that reports a canceled group, and 8 long-lived workers that share
+// one backlog and start the jobs in the order they were submitted.
 func Example_replaceErrgroup() {
 	ctx := context.Background()
 	pages := []string{"home", "about", "blog", "contact"}
@@ -292,8 +292,9 @@ type task struct {
 	hold     chan struct{} // keeps the worker busy while the example queues
 }
 
-// A typed pool takes any mailbox: here each worker runs its most urgent job
-// first (a lower priority number).
+// A typed pool's backlog can be any mailbox: here a priority mailbox makes
+// the pool run its most urgent job first (a lower priority number), and
+// the same priority first among equals in submission order.
 func ExampleNewPool() {
 	busy := make(chan struct{})
 	p := crew.NewPool(1, func(_ context.Context, t task) error {
@@ -335,8 +336,8 @@ type request struct {
 	hold       chan struct{}
 }
 
-// A Fair mailbox serves tenants in turn, so one tenant's burst does not
-// starve the others.
+// A Fair backlog serves tenants in turn, across the whole pool, so one
+// tenant's burst does not starve the others.
 func ExampleNewPool_fair() {
 	busy := make(chan struct{})
 	p := crew.NewPool(1, func(_ context.Context, r request) error {
@@ -367,15 +368,15 @@ func ExampleNewPool_fair() {
 	// acme 3
 }
 
-// A pool holds a bounded number of jobs (WithQueueSize per worker, beside
-// the running one); Submit waits for room, as long as its context allows.
+// A pool holds a bounded number of jobs, workers×(1+queue size) counting
+// those running; Submit waits for room, as long as its context allows.
 func ExamplePool_Submit() {
 	p := crew.NewGroup(1, crew.WithQueueSize(1))
 	release := make(chan struct{})
 	wait := func(context.Context) error { <-release; return nil }
 	ctx := context.Background()
 	fmt.Println(p.Submit(ctx, wait)) // runs
-	fmt.Println(p.Submit(ctx, wait)) // waits in the worker's mailbox
+	fmt.Println(p.Submit(ctx, wait)) // waits in the backlog
 
 	// The pool is full: this Submit blocks until its deadline.
 	tctx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
@@ -406,8 +407,8 @@ func ExampleMap() {
 }
 
 // With uneven job times, a slow job does not hold back the jobs submitted
-// after it: SmallestMailbox sends them to idle workers, and an idle worker
-// takes over any job queued behind a busy one.
+// after it: they wait in the pool's backlog, not behind the slow job, and
+// the other workers take them.
 func ExamplePool_Stats() {
 	slow := make(chan struct{})
 	started := make(chan struct{})
@@ -447,7 +448,7 @@ type deposit struct {
 }
 
 // WithKey keeps each key's jobs in order, one at a time, while different
-// keys run in parallel; a new key goes to the least loaded worker.
+// keys run in parallel on whichever workers are free.
 func ExampleWithKey() {
 	var mu sync.Mutex
 	balances := map[string][]int{}

@@ -1,7 +1,13 @@
 package main
 
 import (
+	"bytes"
+	"image/color"
 	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -9,24 +15,113 @@ import (
 )
 
 func TestEveryContenderRunsEveryJobOnceBeforeWaitReturns(t *testing.T) {
+	const submitters, each = 4, 500
 	for _, c := range contenders() {
 		t.Run(c.name, func(t *testing.T) {
-			var ran atomic.Int64
+			var ran [submitters * each]atomic.Int32
 			r := c.start(4)
 			var wg sync.WaitGroup
-			for range 4 {
+			for s := range submitters {
 				wg.Go(func() {
-					for range 500 {
-						r.submit(func() { ran.Add(1) })
+					for i := range each {
+						r.submit(func() { ran[s*each+i].Add(1) })
 					}
 				})
 			}
 			wg.Wait()
 			r.wait()
-			if got := ran.Load(); got != 2000 {
-				t.Fatalf("ran %d of 2000 jobs by the time wait returned", got)
+			for j := range ran {
+				if n := ran[j].Load(); n != 1 {
+					t.Fatalf("job %d ran %d times by the time wait returned, want once", j, n)
+				}
 			}
 		})
+	}
+}
+
+func TestContenderNamesAreUniqueAndEachHasItsOwnLook(t *testing.T) {
+	colors, markers := map[color.Color]string{}, map[marker]string{}
+	for _, c := range contenders() {
+		l, ok := looks[c.name]
+		if !ok {
+			t.Fatalf("%s has no look of its own", c.name)
+		}
+		if other, dup := colors[l.color]; dup {
+			t.Errorf("%s and %s share a colour", c.name, other)
+		}
+		if other, dup := markers[l.marker]; dup {
+			t.Errorf("%s and %s share a marker", c.name, other)
+		}
+		colors[l.color], markers[l.marker] = c.name, c.name
+	}
+	if len(looks) != len(contenders()) {
+		t.Errorf("%d looks for %d contenders", len(looks), len(contenders()))
+	}
+}
+
+func TestShardedPoolSendsJobIToShardIModN(t *testing.T) {
+	p := startShardedPool(3)
+	// Job 1 holds up its worker; job 4 goes to the same shard, so it waits
+	// behind job 1 while the other two workers run the rest and idle.
+	gate := make(chan struct{})
+	var ran [6]atomic.Bool
+	for i := range 6 {
+		p.submit(func() {
+			if i == 1 {
+				<-gate
+			}
+			ran[i].Store(true)
+		})
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, i := range []int{0, 2, 3, 5} {
+		for !ran[i].Load() {
+			if time.Now().After(deadline) {
+				t.Fatalf("job %d did not run while job 1 held its worker", i)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	time.Sleep(20 * time.Millisecond)
+	if ran[4].Load() {
+		t.Fatal("job 4 ran while job 1, of the same shard, held its worker")
+	}
+	close(gate)
+	p.wait()
+	for i := range ran {
+		if !ran[i].Load() {
+			t.Fatalf("job %d did not run by the time wait returned", i)
+		}
+	}
+}
+
+func TestOutDir(t *testing.T) {
+	const cwd = "/repo/bench" // where go -C bench runs the program
+	for _, tc := range []struct{ flag, pwd, want string }{
+		{"", "/repo", "/repo/bench/out"},                   // the default ignores PWD
+		{"", "", "/repo/bench/out"},                        // and needs none
+		{"bench/results", "/repo", "/repo/bench/results"},  // from the root: PWD, not bench/
+		{"results", "/repo/bench", "/repo/bench/results"},  // from bench/ itself
+		{"../x", "/repo/sub", "/repo/x"},                   // cleaned
+		{"/tmp/run1", "/repo", "/tmp/run1"},                // absolute: as given (CI)
+		{"/tmp/run1/", "", "/tmp/run1"},                    // absolute without PWD
+		{"results", "", "/repo/bench/results"},             // no PWD: the working directory
+		{"results", "relative/pwd", "/repo/bench/results"}, // a relative PWD is not trusted
+	} {
+		if got := outDir(tc.flag, tc.pwd, cwd); got != filepath.FromSlash(tc.want) {
+			t.Errorf("outDir(%q, PWD=%q, cwd=%q) = %q, want %q", tc.flag, tc.pwd, cwd, got, tc.want)
+		}
+	}
+}
+
+func TestStreamSeedsDifferByRun(t *testing.T) {
+	seen := map[uint64]bool{}
+	for run := range 5 {
+		j, a := streamSeeds(run)
+		if seen[j] || seen[a] {
+			t.Fatalf("run %d reuses a seed", run)
+		}
+		seen[j], seen[a] = true, true
 	}
 }
 
@@ -71,5 +166,175 @@ func TestMedianAndQuantile(t *testing.T) {
 	}
 	if !math.IsNaN(median(nil)) || !math.IsNaN(quantile(nil, 0.5)) {
 		t.Fatal("no data must give NaN")
+	}
+}
+
+// sampleReport is a report with every section filled with plausible
+// figures, as a full run leaves it.
+func sampleReport() *report {
+	r := &report{machine: "test", took: time.Minute,
+		overheadJobs: 1000, overheadWorkers: 8, burstJobs: 2000, burstWorkers: 16, burstBound: 863 * time.Millisecond,
+		streamJobs: 4000, streamWorkers: 8, streamRuns: 3, keyedJobs: 4000, keyedWorkers: 8, mailboxMsgs: 1000}
+	ns := []float64{109, 103, 100, 60, 53, 48, 70, 367, 209, 426, 569}
+	for k, subs := range []int{1, 8} {
+		for i, c := range contenders() {
+			allocs := 0.0
+			if c.name == "errgroup SetLimit" {
+				allocs = 2
+			}
+			r.overhead = append(r.overhead, overheadResult{c.name, subs, ns[i] * (1 + 0.3*float64(k)), allocs})
+		}
+	}
+	for i, c := range contenders() {
+		if !c.overheadOnly {
+			span := time.Duration(float64(940*time.Millisecond) * (1 + 0.002*float64(i)))
+			r.burst = append(r.burst, burstResult{c.name, span, float64(span) / float64(r.burstBound)})
+		}
+	}
+	for _, load := range []float64{0.5, 0.8, 0.9} {
+		for i, c := range contenders() {
+			if c.overheadOnly {
+				continue
+			}
+			p99 := time.Duration(float64(100*time.Millisecond) * (1 + (load-0.5)*(1+0.1*float64(i))))
+			if c.name == shardsName {
+				p99 *= 3
+			}
+			r.stream = append(r.stream, streamResult{c.name, load, 3 * time.Millisecond, p99, p99 * 5 / 4, p99 * 9 / 10, p99 * 11 / 10})
+		}
+	}
+	r.keyed = []keyedResult{
+		{"crew WithKey", 9 * time.Millisecond, 490 * time.Millisecond, 4600 * time.Millisecond, 0, 1.1},
+		{"crew WithConsistentHash", 255 * time.Millisecond, 2237 * time.Millisecond, 6500 * time.Millisecond, 0, 3.2},
+		{"crew SmallestMailbox (ignores order)", 9 * time.Millisecond, 197 * time.Millisecond, 4550 * time.Millisecond, 655, 1.02},
+	}
+	for _, p := range []int{1, 4} {
+		for i, name := range []string{"buffered chan (1024)", "Unbounded", "Segmented", "Bounded(1024, Backpressure)", "Fair (16 keys)", "Priority", "StablePriority", "Chan(1024)"} {
+			r.mailboxes = append(r.mailboxes, mailboxResult{name, p, 30 * []float64{1, 0.31, 0.35, 0.53, 1.7, 6.9, 8.2, 1.56}[i] * float64(p), 0})
+		}
+	}
+	r.memory = &memoryResult{actors: 10000, heapPerActor: 1010, heapPerGoroutine: 599, stackPerActor: 2032, messages: 1000,
+		perMessage: map[string]float64{"Unbounded": 8.4, "Segmented": 9}, retainedAfterAll: map[string]float64{"Unbounded": 432, "Segmented": 144}}
+	return r
+}
+
+func TestTargetsAreCrewsListInOrder(t *testing.T) {
+	var got []string
+	for _, x := range sampleReport().targets() {
+		got = append(got, x.what)
+	}
+	want := []string{
+		"overhead, 1 submitter: <= 1.2x the hand-written pool (shared chan, capacity = workers)",
+		"overhead, 8 submitters: <= 1.2x the hand-written pool (shared chan)",
+		"overhead, 1 submitter: <= 1.2x the hand-written pool over a channel of 1024",
+		"overhead, 1 submitter, the same bound: crew with room for 1024 jobs <= 1.2x the hand-written pool over a channel of 1024",
+		"overhead, 1 submitter: >= 4x faster than errgroup",
+		"overhead, 8 submitters: >= 4x faster than errgroup",
+		"overhead, 1 submitter: 0 allocs/job",
+		"overhead, 8 submitters: 0 allocs/job",
+		"streaming 80% load: p99 <= 1.03x the shared queue's (hand-written shared chan)",
+		"streaming 90% load: p99 <= 1.03x the shared queue's (hand-written shared chan)",
+		"streaming 80% load: p99 <= 0.6x the round-robin sharded pool's",
+		"streaming 90% load: p99 <= 0.6x the round-robin sharded pool's",
+		"burst makespan: <= 1.02x the shared queue's (hand-written shared chan)",
+		"keyed placement (WithKey): p50 <= 0.1x consistent hashing's",
+		"keyed placement (WithKey): p99 <= 0.25x consistent hashing's",
+		"keyed placement (WithKey): 0 order breaches",
+		"memory: an idle actor costs one goroutine plus < 1 KiB",
+		"memory: Unbounded drained holds <= 64 slots (512 bytes of ints)",
+		"memory: Segmented drained holds <= 64 slots (512 bytes of ints)",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("targets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	// A run of some scenarios only checks the targets it has figures for.
+	r := sampleReport()
+	r.overhead, r.memory = nil, nil
+	for _, x := range r.targets() {
+		if strings.HasPrefix(x.what, "overhead") || strings.HasPrefix(x.what, "memory") {
+			t.Fatalf("target %q without its figures", x.what)
+		}
+	}
+}
+
+func TestTargetsCompareTheRightFigures(t *testing.T) {
+	r := sampleReport()
+	met := map[string]target{}
+	for _, x := range r.targets() {
+		met[x.what] = x
+	}
+	// The sample's crew is 2.06x the shared chan, its shards 3x the others'
+	// p99, its consistent hashing far behind.
+	for what, want := range map[string]bool{
+		"overhead, 1 submitter: <= 1.2x the hand-written pool (shared chan, capacity = workers)": false,
+		"overhead, 1 submitter: 0 allocs/job":                                                    true,
+		"streaming 80% load: p99 <= 0.6x the round-robin sharded pool's":                         true,
+		"keyed placement (WithKey): 0 order breaches":                                            true,
+	} {
+		if met[what].met != want {
+			t.Errorf("%s: met %v, want %v (%s)", what, met[what].met, want, met[what].measured)
+		}
+	}
+	if m := met["overhead, 1 submitter: <= 1.2x the hand-written pool (shared chan, capacity = workers)"].measured; !strings.HasPrefix(m, "2.06x (crew 109 vs hand-written (shared chan) 53 ns/job)") {
+		t.Errorf("measured %q", m)
+	}
+}
+
+func TestReportAndChartsFromAFullReport(t *testing.T) {
+	r := sampleReport()
+	md := r.markdown()
+	for _, want := range []string{"## Targets\n\nThese are crew's performance targets, each checked against this run", "busiest worker / mean", "median over the runs"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	if strings.Contains(md, "DESIGN.md") {
+		t.Error("report cites DESIGN.md")
+	}
+	dir := t.TempDir()
+	charts, err := r.charts(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for _, ch := range charts {
+		files = append(files, ch.file)
+		b, err := os.ReadFile(filepath.Join(dir, ch.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(b, []byte("\x89PNG")) {
+			t.Errorf("%s is not a PNG", ch.file)
+		}
+	}
+	want := []string{"overhead.png", "burst-makespan.png", "stream-p99.png", "keyed.png", "mailboxes.png"}
+	if !slices.Equal(files, want) {
+		t.Errorf("charts %v, want %v", files, want)
+	}
+	// A run of some scenarios draws the charts it has figures for.
+	r.overhead, r.mailboxes, r.keyed = nil, nil, nil
+	charts, err = r.charts(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(charts) != 2 || charts[0].file != "burst-makespan.png" || charts[1].file != "stream-p99.png" {
+		t.Errorf("charts of a burst and stream run: %v", charts)
+	}
+}
+
+func TestTicks(t *testing.T) {
+	var got []string
+	for _, tk := range oneTwoFive.Ticks(0.4, 30) {
+		got = append(got, tk.Label)
+	}
+	if want := []string{"0.5", "1", "2", "5", "10", "20"}; !slices.Equal(got, want) {
+		t.Errorf("log ticks over 0.4..30: %v, want %v", got, want)
+	}
+	got = nil
+	for _, tk := range (linearTicks{}).Ticks(0.99, 1.12) {
+		got = append(got, tk.Label)
+	}
+	if want := []string{"1.00", "1.02", "1.04", "1.06", "1.08", "1.10"}; !slices.Equal(got, want) {
+		t.Errorf("linear ticks over 0.99..1.12: %v, want %v", got, want)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/alitto/pond/v2"
 	"github.com/panjf2000/ants/v2"
@@ -25,33 +26,59 @@ type runner interface {
 type contender struct {
 	name  string
 	start func(workers int) runner
+	// overheadOnly leaves the contender out of the burst and streaming
+	// scenarios, where it would queue the jobs just as another one does.
+	overheadOnly bool
 }
 
-// contenders returns every pool compared, in report order. The
-// hand-written pool is the baseline: what is possible with one channel.
+// contenders returns every pool compared, in report (and chart) order. The
+// hand-written pool over one channel of capacity workers is the baseline:
+// what is possible with one channel.
 func contenders() []contender {
 	return []contender{
-		{"crew SmallestMailbox", crewPool(crew.SmallestMailbox)},
-		{"crew RoundRobin", crewPool(crew.RoundRobin)},
-		{"crew Random", crewPool(crew.Random)},
-		{"hand-written (shared chan)", startChannelPool},
-		{"errgroup SetLimit", startErrgroup},
-		{"conc pool", startConc},
-		{"ants v2", startAnts},
-		{"pond v2", startPond},
+		{name: crewName, start: crewPool(crew.SmallestMailbox)},
+		{name: "crew RoundRobin", start: crewPool(crew.RoundRobin)},
+		{name: "crew Random", start: crewPool(crew.Random)},
+		// The default pool holds 8×3 jobs; this one as many as chan 1024.
+		{name: crew1024Name, start: crewPoolOf(crew.SmallestMailbox, 1024), overheadOnly: true},
+		{name: baselineName, start: channelPoolOf(0)},
+		// The same FIFO queue as the baseline in the burst and the
+		// stream: only its overhead differs.
+		{name: chan1024Name, start: channelPoolOf(1024), overheadOnly: true},
+		{name: shardsName, start: startShardedPool},
+		{name: "errgroup SetLimit", start: startErrgroup},
+		{name: "conc pool", start: startConc},
+		{name: "ants v2", start: startAnts},
+		{name: "pond v2", start: startPond},
 	}
 }
 
-const baselineName = "hand-written (shared chan)"
+const (
+	crewName     = "crew SmallestMailbox"
+	crew1024Name = "crew SmallestMailbox, bound 1024"
+	baselineName = "hand-written (shared chan)"
+	chan1024Name = "hand-written (chan 1024)"
+	shardsName   = "hand-written (round-robin shards)"
+)
 
 // crewPool runs func() jobs through a typed crew pool with the default
-// mailbox and queue size: no wrapper closure per job.
+// backlog and bound: no wrapper closure per job.
 func crewPool(strategy func() crew.Strategy) func(int) runner {
+	return crewPoolOf(strategy, 0)
+}
+
+// crewPoolOf is crewPool with room for bound jobs in all (WithQueueSize),
+// or the default bound if bound is 0.
+func crewPoolOf(strategy func() crew.Strategy, bound int) func(int) runner {
 	return func(workers int) runner {
+		opts := []crew.Option{crew.WithStrategy(strategy())}
+		if bound > 0 {
+			opts = append(opts, crew.WithQueueSize(max(bound/workers-1, 1)))
+		}
 		p := crew.NewPool(workers, func(_ context.Context, job func()) error {
 			job()
 			return nil
-		}, crew.WithStrategy(strategy()))
+		}, opts...)
 		return crewRunner{p}
 	}
 }
@@ -70,18 +97,60 @@ func (r crewRunner) wait() {
 	}
 }
 
-// channelPool is the baseline: workers goroutines reading one channel with
-// a buffer of one job per worker.
+// channelPool is workers goroutines ranging over one channel: the
+// baseline, with a buffer of one job per worker, or with a larger buffer.
 type channelPool struct {
 	jobs chan func()
 	wg   sync.WaitGroup
 }
 
-func startChannelPool(workers int) runner {
-	p := &channelPool{jobs: make(chan func(), workers)}
-	for range workers {
+// channelPoolOf starts channel pools whose channel holds capacity jobs, or
+// one per worker if capacity is 0.
+func channelPoolOf(capacity int) func(int) runner {
+	return func(workers int) runner {
+		if capacity == 0 {
+			capacity = workers
+		}
+		p := &channelPool{jobs: make(chan func(), capacity)}
+		for range workers {
+			p.wg.Go(func() {
+				for job := range p.jobs {
+					job()
+				}
+			})
+		}
+		return p
+	}
+}
+
+func (p *channelPool) submit(job func()) { p.jobs <- job }
+
+func (p *channelPool) wait() {
+	close(p.jobs)
+	p.wg.Wait()
+}
+
+// shardedPool is the sharded pool users write by hand: a channel per
+// worker, job i sent to channel i % workers, each worker ranging over its
+// own channel. Each channel holds 128 jobs, 1024 in all, as deep a queue
+// as users give such a pool so that the submitter seldom waits. A long job
+// holds up the jobs behind it in its shard while other workers may idle.
+type shardedPool struct {
+	shards []chan func()
+	next   atomic.Uint64
+	wg     sync.WaitGroup
+}
+
+// shardRoom is how many jobs each shard's channel holds.
+const shardRoom = 128
+
+func startShardedPool(workers int) runner {
+	p := &shardedPool{shards: make([]chan func(), workers)}
+	for i := range p.shards {
+		jobs := make(chan func(), shardRoom)
+		p.shards[i] = jobs
 		p.wg.Go(func() {
-			for job := range p.jobs {
+			for job := range jobs {
 				job()
 			}
 		})
@@ -89,10 +158,15 @@ func startChannelPool(workers int) runner {
 	return p
 }
 
-func (p *channelPool) submit(job func()) { p.jobs <- job }
+func (p *shardedPool) submit(job func()) {
+	i := p.next.Add(1) - 1
+	p.shards[i%uint64(len(p.shards))] <- job
+}
 
-func (p *channelPool) wait() {
-	close(p.jobs)
+func (p *shardedPool) wait() {
+	for _, jobs := range p.shards {
+		close(jobs)
+	}
 	p.wg.Wait()
 }
 

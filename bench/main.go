@@ -1,14 +1,26 @@
 // Command bench compares crew's worker pool with errgroup, conc, ants, pond
-// and a hand-written pool, and crew's mailboxes with a buffered channel. It
-// prints a markdown report and writes it, with charts, to -out
-// (results/ by default).
+// and hand-written pools, and crew's mailboxes with a buffered channel. It
+// prints a markdown report on standard output and writes it, with PNG
+// charts, to a directory: bench/out/ by default, which git ignores, so that
+// a run leaves the checkout clean. It says on standard error where it wrote
+// them.
 //
 // Run it from the repository root with
 //
 //	go -C bench run .
 //
-// or with -quick for a smoke run of under a minute. A progress line per
-// scenario and contender goes to standard error.
+// (about ten minutes on two cores), or with -quick for a smoke run of
+// about a minute. A progress line per scenario and contender goes to
+// standard error.
+//
+// A relative -out is taken from the directory the command was run in, not
+// from bench/: that is $PWD when it is set and absolute (go -C changes the
+// working directory but leaves PWD as it was), else the working directory.
+// So, from the repository root,
+//
+//	go -C bench run . -out bench/results
+//
+// refreshes the committed reference run in bench/results/.
 package main
 
 import (
@@ -30,6 +42,7 @@ type config struct {
 	workers, burstWorkers      int
 	overheadJobs, runs         int
 	burstJobs, streamJobs      int
+	streamRuns                 int
 	loads                      []float64
 	mailboxMsgs, actors, depth int
 	out                        string
@@ -44,8 +57,11 @@ func parseFlags() config {
 	flag.IntVar(&c.workers, "workers", 8, "workers per pool (overhead and streaming scenarios)")
 	flag.IntVar(&c.burstWorkers, "burst-workers", 16, "workers per pool in the burst scenario")
 	flag.IntVar(&c.runs, "runs", 5, "runs per measurement in the overhead, burst and mailbox scenarios; the median is reported")
-	flag.IntVar(&c.streamJobs, "stream-jobs", 4000, "jobs per contender and load in the streaming and keyed scenarios (their duration)")
-	flag.StringVar(&c.out, "out", "results", "directory for report.md and the charts")
+	flag.IntVar(&c.streamJobs, "stream-jobs", 4000, "jobs per contender, load and run in the streaming scenario, and per placement in the keyed one (their duration)")
+	flag.IntVar(&c.streamRuns, "stream-runs", 3, "seeded runs per load in the streaming scenario, and of the keyed scenario; the median of each figure is reported")
+	flag.StringVar(&c.out, "out", "", "directory for report.md and the charts (default bench/out/, which git ignores); "+
+		"a relative path is taken from the directory the command was run in ($PWD), so from the repository root "+
+		"-out bench/results refreshes the committed reference run")
 	loads := flag.String("loads", "0.5,0.8,0.9", "comma-separated loads of the streaming scenario, as fractions of the pool's capacity")
 	flag.Parse()
 	c.scenarios = map[string]bool{}
@@ -57,8 +73,8 @@ func parseFlags() config {
 		}
 		c.scenarios[s] = true
 	}
-	if c.workers < 1 || c.burstWorkers < 1 || c.runs < 1 || c.streamJobs < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -workers, -burst-workers, -runs and -stream-jobs must be at least 1")
+	if c.workers < 1 || c.burstWorkers < 1 || c.runs < 1 || c.streamJobs < 1 || c.streamRuns < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -workers, -burst-workers, -runs, -stream-jobs and -stream-runs must be at least 1")
 		os.Exit(2)
 	}
 	for _, l := range strings.Split(*loads, ",") {
@@ -76,12 +92,39 @@ func parseFlags() config {
 		c.runs = min(c.runs, 3)
 		c.streamJobs = min(c.streamJobs, 300)
 	}
+	cwd, err := os.Getwd()
+	if err != nil {
+		fail(err)
+	}
+	c.out = outDir(c.out, os.Getenv("PWD"), cwd)
 	return c
+}
+
+// outDir returns where report.md and the charts go, given the -out flag, the
+// PWD environment variable and the working directory (bench/ under go -C
+// bench): out/ in the working directory when the flag is empty; the flag
+// when it is absolute; else the flag taken from the directory the user ran
+// the command in, which is PWD when it is absolute (go -C changes the
+// working directory, not PWD), the working directory otherwise.
+func outDir(flagged, pwd, cwd string) string {
+	switch {
+	case flagged == "":
+		return filepath.Join(cwd, "out")
+	case filepath.IsAbs(flagged):
+		return filepath.Clean(flagged)
+	case filepath.IsAbs(pwd):
+		return filepath.Join(pwd, flagged)
+	default:
+		return filepath.Join(cwd, flagged)
+	}
 }
 
 func main() {
 	c := parseFlags()
 	cs := contenders()
+	// The burst and streaming scenarios leave out the contenders that would
+	// only repeat another's queue there.
+	queueing := slices.DeleteFunc(slices.Clone(cs), func(c contender) bool { return c.overheadOnly })
 	var r report
 	r.machine = fmt.Sprintf("%s/%s, %d CPUs (GOMAXPROCS %d), %s, %s", runtime.GOOS, runtime.GOARCH,
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.Version())
@@ -100,19 +143,19 @@ func main() {
 		r.overheadJobs, r.overheadWorkers = c.overheadJobs, c.workers
 	}
 	if c.scenarios["burst"] {
-		r.burst, r.burstBound = burst(cs, c.burstWorkers, c.burstJobs, max(1, c.runs/2), step("burst:"))
+		r.burst, r.burstBound = burst(queueing, c.burstWorkers, c.burstJobs, c.runs, step("burst:"))
 		r.burstJobs, r.burstWorkers = c.burstJobs, c.burstWorkers
 	}
 	if c.scenarios["stream"] {
 		for _, load := range c.loads {
-			r.stream = append(r.stream, stream(cs, c.workers, c.streamJobs, load,
-				step(fmt.Sprintf("stream, %.0f%% load:", load*100)))...)
+			r.stream = append(r.stream, stream(queueing, c.workers, c.streamJobs, c.streamRuns, load,
+				step(fmt.Sprintf("stream, %.0f%% load,", load*100)))...)
 		}
-		r.streamJobs, r.streamWorkers = c.streamJobs, c.workers
+		r.streamJobs, r.streamWorkers, r.streamRuns = c.streamJobs, c.workers, c.streamRuns
 	}
 	if c.scenarios["keyed"] {
-		r.keyed = keyed(c.workers, c.streamJobs, 0.8, step("keyed, 80% load:"))
-		r.keyedJobs, r.keyedWorkers = c.streamJobs, c.workers
+		r.keyed = keyed(c.workers, c.streamJobs, c.streamRuns, 0.8, step("keyed, 80% load:"))
+		r.keyedJobs, r.keyedWorkers, r.keyedRuns = c.streamJobs, c.workers, c.streamRuns
 	}
 	if c.scenarios["mailboxes"] {
 		for _, p := range []int{1, 4} {
@@ -145,7 +188,8 @@ func main() {
 	if err := os.WriteFile(filepath.Join(c.out, "report.md"), []byte(md), 0o644); err != nil {
 		fail(err)
 	}
-	fmt.Fprintf(os.Stderr, "wrote %s and %d charts in %.0fs\n", filepath.Join(c.out, "report.md"), len(charts), r.took.Seconds())
+	fmt.Fprintf(os.Stderr, "bench: wrote %s and %d charts beside it (the run took %.0fs)\n",
+		filepath.Join(c.out, "report.md"), len(charts), r.took.Seconds())
 }
 
 func fail(err error) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
@@ -126,53 +127,84 @@ func burst(cs []contender, workers, jobs, runs int, progress func(string)) ([]bu
 	return out, bound
 }
 
-// streamResult is one contender's time in system at one load.
+// streamResult is one contender's time in system at one load: the median
+// over the runs of each percentile, and the spread of p99 over the runs.
 type streamResult struct {
 	name           string
 	load           float64
 	p50, p99, p999 time.Duration
+	p99Min, p99Max time.Duration
+}
+
+// streamSeeds returns the seeds of one run of the streaming scenario: of
+// its job times, and of its arrivals. Each run draws its own jobs and
+// arrivals; every contender in a run gets the same.
+func streamSeeds(run int) (jobs, arrivals uint64) {
+	return 1000 + uint64(run), 2000 + uint64(run)
 }
 
 // stream submits jobs as a Poisson stream at load times the pool's
 // capacity (workers divided by the mean of the drawn job times, in jobs per
 // second), from one goroutine, and measures each job's time in system from
 // its scheduled arrival, so that a Submit that blocks counts, to the job's
-// end.
-func stream(cs []contender, workers, jobs int, load float64, progress func(string)) []streamResult {
-	d := jobTimes(jobs, 3)
-	r := rand.New(rand.NewPCG(4, uint64(load*1000)))
-	rate := load * float64(workers) / meanOf(d).Seconds() // jobs per second
-	arrival := make([]time.Duration, jobs)
-	var t float64
-	for i := range arrival {
-		t += r.ExpFloat64() / rate
-		arrival[i] = time.Duration(t * float64(time.Second))
+// end. It does so runs times, each run with its own seeded job times and
+// arrivals and the contenders one after another within it, and reports the
+// median over the runs of each percentile.
+func stream(cs []contender, workers, jobs, runs int, load float64, progress func(string)) []streamResult {
+	p50, p99, p999 := make([][]float64, len(cs)), make([][]float64, len(cs)), make([][]float64, len(cs))
+	for run := range runs {
+		jobSeed, arrivalSeed := streamSeeds(run)
+		d := jobTimes(jobs, jobSeed)
+		r := rand.New(rand.NewPCG(arrivalSeed, uint64(load*1000)))
+		rate := load * float64(workers) / meanOf(d).Seconds() // jobs per second
+		arrival := make([]time.Duration, jobs)
+		var t float64
+		for i := range arrival {
+			t += r.ExpFloat64() / rate
+			arrival[i] = time.Duration(t * float64(time.Second))
+		}
+		for i, c := range cs {
+			progress(fmt.Sprintf("run %d/%d: %s", run+1, runs, c.name))
+			tis := timeInSystem(c, workers, d, arrival)
+			p50[i] = append(p50[i], quantile(tis, 0.50))
+			p99[i] = append(p99[i], quantile(tis, 0.99))
+			p999[i] = append(p999[i], quantile(tis, 0.999))
+		}
 	}
 	out := make([]streamResult, len(cs))
 	for i, c := range cs {
-		progress(c.name)
-		end := make([]time.Duration, jobs)
-		p := c.start(workers)
-		start := time.Now()
-		for j := range jobs {
-			if wait := arrival[j] - time.Since(start); wait > 0 {
-				time.Sleep(wait)
-			}
-			p.submit(func() {
-				time.Sleep(d[j])
-				end[j] = time.Since(start)
-			})
-		}
-		p.wait()
-		tis := make([]float64, jobs)
-		for j := range tis {
-			tis[j] = float64(end[j] - arrival[j])
-		}
-		slices.Sort(tis)
+		m := time.Duration(median(p99[i])) // sorts p99[i]
 		out[i] = streamResult{c.name, load,
-			time.Duration(quantile(tis, 0.50)), time.Duration(quantile(tis, 0.99)), time.Duration(quantile(tis, 0.999))}
+			time.Duration(median(p50[i])), m, time.Duration(median(p999[i])),
+			time.Duration(p99[i][0]), time.Duration(p99[i][len(p99[i])-1])}
 	}
 	return out
+}
+
+// timeInSystem runs job j, sleeping d[j], through a pool of c at its
+// arrival[j] after the start, and returns the jobs' times in system,
+// sorted.
+func timeInSystem(c contender, workers int, d, arrival []time.Duration) []float64 {
+	jobs := len(d)
+	end := make([]time.Duration, jobs)
+	p := c.start(workers)
+	start := time.Now()
+	for j := range jobs {
+		if wait := arrival[j] - time.Since(start); wait > 0 {
+			time.Sleep(wait)
+		}
+		p.submit(func() {
+			time.Sleep(d[j])
+			end[j] = time.Since(start)
+		})
+	}
+	p.wait()
+	tis := make([]float64, jobs)
+	for j := range tis {
+		tis[j] = float64(end[j] - arrival[j])
+	}
+	slices.Sort(tis)
+	return tis
 }
 
 // meanOf returns the mean of the drawn job times, so that a load is that
