@@ -192,21 +192,28 @@ func (p *Pool[T]) letter(job T, target string, reason error) {
 // workerIndex reports the worker's index in its pool (for tests).
 func (w *worker[T]) workerIndex() int { return w.index }
 
-// shareEvery is how many jobs a worker runs between two looks at the clock.
-const shareEvery = 64
+// shareEvery is how many jobs a worker runs between two looks at the
+// clock, and shareAfter how long it runs jobs without a break before it
+// yields the processor (see share). A look costs a read of the clock, under
+// 2 ns a job; a yield a trip through the scheduler.
+const (
+	shareEvery = 16
+	shareAfter = 250 * time.Microsecond
+)
 
 // share yields the processor once the worker has run jobs without a break
-// for a millisecond, to the other workers (and goroutines) waiting for one:
+// for shareAfter, to the other workers (and goroutines) waiting for one:
 // Go preempts a goroutine only after 10 ms, and a worker whose backlog
 // never empties would otherwise keep its processor that long while other
-// workers, one perhaps holding a job handed to it, wait.
+// workers, one perhaps holding a job handed to it, wait, and the workers
+// would share the jobs unevenly.
 func (w *worker[T]) share() {
 	w.streak = 0
 	now := time.Now()
 	switch {
 	case w.since.IsZero():
 		w.since = now
-	case now.Sub(w.since) >= time.Millisecond:
+	case now.Sub(w.since) >= shareAfter:
 		w.since = now
 		runtime.Gosched()
 	}
