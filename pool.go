@@ -194,10 +194,10 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 // inline, before it returns, so that jobs waiting for room held by jobs
 // waiting for room cannot deadlock the pool (a keyed pool, WithKey or
 // WithConsistentHash, queues the job beyond its bound instead, to keep its
-// key's order). It is also accepted after Wait began, which
-// then waits for it too, as errgroup's Wait does for a Go called by a
-// goroutine of the group. A Submit from a job with another context blocks
-// like any other and can deadlock a full pool. Submit panics if ctx is nil.
+// key's order). It is also accepted after Wait began, which then waits for
+// it too, as errgroup's Wait does for a Go called by a goroutine of the
+// group. A Submit from a job with another context blocks like any other
+// and can deadlock a full pool. Submit panics if ctx is nil.
 func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	if ctx == nil {
 		panic("crew: Submit: nil context")
