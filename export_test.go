@@ -8,7 +8,7 @@ func BoundedWaiters[T any](b *Bounded[T]) int {
 	b.tailMu.Lock()
 	defer b.tailMu.Unlock()
 	n := 0
-	for w := b.first; w != nil; w = w.next {
+	for w := b.waiting.first; w != nil; w = w.next {
 		n++
 	}
 	return n
@@ -19,7 +19,7 @@ func BoundedWaiters[T any](b *Bounded[T]) int {
 func PriorityCap[T any](p *Priority[T]) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return cap(p.h)
+	return cap(p.q.h)
 }
 
 // BoundedWaitersOf reports how many senders are blocked on r's mailbox, a
@@ -33,7 +33,7 @@ func PoolBlocked[T any](p *Pool[T]) int {
 	p.d.mu.Lock()
 	defer p.d.mu.Unlock()
 	n := 0
-	for w := p.d.first; w != nil; w = w.next {
+	for w := p.d.waiting.first; w != nil; w = w.next {
 		n++
 	}
 	return n

@@ -77,12 +77,6 @@ func keyedFor[T any](o *options, n int, owner, noun string) (keyGate[T], keyPin[
 	panic(fmt.Sprintf("crew: WithKey or WithConsistentHash: the key function does not take %T %s", *new(T), noun))
 }
 
-// A seqJob is a job with its place in the order of submission.
-type seqJob[T any] struct {
-	seq uint64
-	job T
-}
-
 // A keyGate holds back the jobs of a busy key (WithKey). Its owner guards
 // it with a lock.
 type keyGate[T any] interface {
@@ -92,7 +86,7 @@ type keyGate[T any] interface {
 	// leave is told that job, dispatched, has ended. It returns the next
 	// job of its key, now to be dispatched, if one is queued; otherwise the
 	// key is free again and leaves the table.
-	leave(job T) (next seqJob[T], ok bool)
+	leave(job T) (next prioItem[T], ok bool)
 	// drain removes and returns every job queued behind a key. The keys
 	// whose job is dispatched stay busy until it leaves.
 	drain() []T
@@ -113,14 +107,14 @@ type keyPin[T any] interface {
 // behind the one dispatched.
 type keyTable[T any, K comparable] struct {
 	key     func(T) K
-	m       map[K]*ring[seqJob[T]]
-	free    []*ring[seqJob[T]] // drained queues, reused by the next busy keys
-	bufs    *slabs[seqJob[T]]  // the queues' buffers, recycled process-wide
+	m       map[K]*ring[prioItem[T]]
+	free    []*ring[prioItem[T]] // drained queues, reused by the next busy keys
+	bufs    *slabs[prioItem[T]]  // the queues' buffers, recycled process-wide
 	waiting int
 }
 
 func newKeyTable[T any, K comparable](key func(T) K) *keyTable[T, K] {
-	return &keyTable[T, K]{key: key, m: make(map[K]*ring[seqJob[T]]), bufs: shared[slabs[seqJob[T]]]()}
+	return &keyTable[T, K]{key: key, m: make(map[K]*ring[prioItem[T]]), bufs: shared[slabs[prioItem[T]]]()}
 }
 
 func (t *keyTable[T, K]) enter(job T, seq uint64) bool {
@@ -131,25 +125,25 @@ func (t *keyTable[T, K]) enter(job T, seq uint64) bool {
 		panic("crew: WithKey: the key function returned a key that equals no key (NaN)")
 	}
 	if q, busy := t.m[k]; busy {
-		q.push(seqJob[T]{seq, job})
+		q.push(prioItem[T]{msg: job, seq: seq})
 		t.waiting++
 		return false
 	}
-	var q *ring[seqJob[T]]
+	var q *ring[prioItem[T]]
 	if n := len(t.free); n > 0 {
 		q, t.free = t.free[n-1], t.free[:n-1]
 	} else {
-		q = &ring[seqJob[T]]{bufs: t.bufs}
+		q = &ring[prioItem[T]]{bufs: t.bufs}
 	}
 	t.m[k] = q
 	return true
 }
 
-func (t *keyTable[T, K]) leave(job T) (seqJob[T], bool) {
+func (t *keyTable[T, K]) leave(job T) (prioItem[T], bool) {
 	k := t.key(job)
 	q, busy := t.m[k]
 	if !busy {
-		return seqJob[T]{}, false // told to a routee directly, past its router
+		return prioItem[T]{}, false // told to a routee directly, past its router
 	}
 	if next, ok := q.pop(); ok {
 		t.waiting--
@@ -170,64 +164,12 @@ func (t *keyTable[T, K]) drain() []T {
 	var out []T
 	for _, q := range t.m {
 		for e, ok := q.pop(); ok; e, ok = q.pop() {
-			out = append(out, e.job)
+			out = append(out, e.msg)
 		}
 	}
 	t.waiting = 0
 	return out
 }
-
-// seqHeap is the backlog of a keyed pool: the jobs that may run, a binary
-// min-heap by seq, so that they are dispatched in the order they were
-// submitted even though a key's next job becomes ready only when the one
-// before it ends. Its owner guards it.
-type seqHeap[T any] struct{ h []seqJob[T] }
-
-func (q *seqHeap[T]) len() int { return len(q.h) }
-
-func (q *seqHeap[T]) push(e seqJob[T]) {
-	q.h = append(q.h, e)
-	for i := len(q.h) - 1; i > 0; {
-		up := (i - 1) / 2
-		if q.h[up].seq <= q.h[i].seq {
-			break
-		}
-		q.h[up], q.h[i] = q.h[i], q.h[up]
-		i = up
-	}
-}
-
-func (q *seqHeap[T]) pop() (seqJob[T], bool) {
-	n := len(q.h) - 1
-	if n < 0 {
-		return seqJob[T]{}, false
-	}
-	top := q.h[0]
-	q.h[0] = q.h[n]
-	q.h[n] = seqJob[T]{}
-	q.h = q.h[:n]
-	for i := 0; ; {
-		least, l, r := i, 2*i+1, 2*i+2
-		if l < n && q.h[l].seq < q.h[least].seq {
-			least = l
-		}
-		if r < n && q.h[r].seq < q.h[least].seq {
-			least = r
-		}
-		if least == i {
-			break
-		}
-		q.h[i], q.h[least] = q.h[least], q.h[i]
-		i = least
-	}
-	if n == 0 && cap(q.h) > keptHeapSlots {
-		q.h = nil // a drained heap gives back what a burst grew
-	}
-	return top, true
-}
-
-// keptHeapSlots is the most slots a drained seqHeap keeps.
-const keptHeapSlots = 1024
 
 func (t *keyTable[T, K]) queued() int { return t.waiting }
 func (t *keyTable[T, K]) active() int { return len(t.m) }

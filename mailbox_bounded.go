@@ -58,19 +58,11 @@ type Bounded[T any] struct {
 	_        [64]byte
 
 	// The producers' side. Lock order: tailMu before headMu.
-	tailMu      sync.Mutex // guards writing the slot at tail, and the fields below
-	tailIdx     int        // index in buf of position tail
-	headSeen    uint64     // a past value of head
-	first, last *waiter[T] // blocked Backpressure senders, oldest first
-	closed      bool
-}
-
-// A waiter is one Backpressure sender blocked in Enqueue.
-type waiter[T any] struct {
-	msg        T
-	ready      chan error // cap 1; receives nil once msg is queued, or ErrMailboxClosed
-	prev, next *waiter[T]
-	queued     bool // in the waiter list; guarded by the mailbox's tailMu
+	tailMu   sync.Mutex  // guards writing the slot at tail, and the fields below
+	tailIdx  int         // index in buf of position tail
+	headSeen uint64      // a past value of head
+	waiting  waitList[T] // blocked Backpressure senders, oldest first
+	closed   bool
 }
 
 // NewBounded returns an empty Bounded mailbox of the given capacity and
@@ -101,7 +93,7 @@ func (b *Bounded[T]) Enqueue(ctx context.Context, msg T) error {
 		b.tailMu.Unlock()
 		return ErrMailboxClosed
 	}
-	if b.first == nil && b.room() {
+	if b.waiting.first == nil && b.room() {
 		b.push(msg)
 		b.tailMu.Unlock()
 		return nil
@@ -187,16 +179,10 @@ func (b *Bounded[T]) wait(ctx context.Context, msg T) error {
 	}
 	w := b.waiters.get()
 	if w.ready == nil {
-		w.ready = make(chan error, 1)
+		w.ready = make(chan struct{}, 1)
 	}
 	w.msg = msg
-	w.prev, w.next, w.queued = b.last, nil, true
-	if b.last == nil {
-		b.first = w
-	} else {
-		b.last.next = w
-	}
-	b.last = w
+	b.waiting.push(w)
 	// Count the waiter before looking at head once more: a Dequeue stores
 	// head before it reads nwait, so either it sees this waiter and admits
 	// it, or admit here sees the room that Dequeue freed. No wake-up is lost.
@@ -206,10 +192,11 @@ func (b *Bounded[T]) wait(ctx context.Context, msg T) error {
 
 	var err error
 	if done := ctx.Done(); done == nil {
-		err = <-w.ready // a context that never ends: a plain receive is cheaper
+		err = w.outcome() // a context that never ends: a plain receive is cheaper
 	} else {
 		select {
-		case err = <-w.ready:
+		case <-w.ready:
+			err, w.err = w.err, nil
 		case <-done:
 			err = b.withdraw(ctx, w)
 		}
@@ -234,32 +221,22 @@ func (b *Bounded[T]) withdraw(ctx context.Context, w *waiter[T]) error {
 	// tailMu was held, so this receive does not block; if msg was accepted,
 	// reporting ctx.Err() would be a lie.
 	b.tailMu.Unlock()
-	return <-w.ready
+	return w.outcome()
 }
 
 // admit moves blocked senders' messages into the ring, oldest first, while
 // there is room. tailMu is held.
 func (b *Bounded[T]) admit() {
-	for w := b.first; w != nil && b.room(); w = b.first {
+	for w := b.waiting.first; w != nil && b.room(); w = b.waiting.first {
 		b.unlink(w)
 		b.push(w.msg)
-		w.ready <- nil
+		w.answer(nil)
 	}
 }
 
 // unlink removes w from the waiter list. tailMu is held.
 func (b *Bounded[T]) unlink(w *waiter[T]) {
-	if w.prev == nil {
-		b.first = w.next
-	} else {
-		w.prev.next = w.next
-	}
-	if w.next == nil {
-		b.last = w.prev
-	} else {
-		w.next.prev = w.prev
-	}
-	w.prev, w.next, w.queued = nil, nil, false
+	b.waiting.remove(w)
 	b.nwait.Add(-1)
 }
 
@@ -345,10 +322,10 @@ func (b *Bounded[T]) Close() []T {
 	b.head.Store(t)
 	b.headSeen, b.tailSeen = t, t
 	b.buf = nil
-	for b.first != nil {
-		w := b.first
+	for b.waiting.first != nil {
+		w := b.waiting.first
 		b.unlink(w)
-		w.ready <- ErrMailboxClosed
+		w.answer(ErrMailboxClosed)
 	}
 	return rest
 }

@@ -34,23 +34,12 @@ import (
 // one with one of the constructors.
 type Priority[T any] struct {
 	n        atomic.Int64 // queued messages; written under mu, read lock-free by Len
-	less     func(a, b T) bool
-	stable   bool
-	capacity int // 0 for unbounded
+	capacity int          // 0 for unbounded
 
-	bufs *slabs[prioItem[T]] // shared by all Priority[T]
-
-	mu     sync.Mutex // guards h, box, seq and closed
-	h      []prioItem[T]
-	box    *slab[prioItem[T]] // holds h's array if it came from bufs
-	seq    uint64             // arrival number of the next message
+	mu     sync.Mutex  // guards q, seq and closed
+	q      prioHeap[T] // its array shared by all Priority[T]
+	seq    uint64      // arrival number of the next message
 	closed bool
-}
-
-// A prioItem is a queued message with its arrival number.
-type prioItem[T any] struct {
-	msg T
-	seq uint64
 }
 
 // NewPriority returns an unbounded Priority mailbox ordered by less. Messages
@@ -92,7 +81,7 @@ func newPriority[T any](fn string, capacity int, less func(a, b T) bool, stable 
 	if less == nil {
 		panic("crew: " + fn + ": nil less function")
 	}
-	return &Priority[T]{less: less, stable: stable, capacity: capacity, bufs: shared[slabs[prioItem[T]]]()}
+	return &Priority[T]{capacity: capacity, q: prioHeap[T]{less: less, stable: stable, bufs: shared[slabs[prioItem[T]]]()}}
 }
 
 // Enqueue adds msg. A full bounded mailbox returns ErrMailboxFull and stores
@@ -104,16 +93,13 @@ func (p *Priority[T]) Enqueue(_ context.Context, msg T) error {
 	if p.closed {
 		return ErrMailboxClosed
 	}
-	if p.capacity > 0 && len(p.h) >= p.capacity {
+	if p.capacity > 0 && p.q.len() >= p.capacity {
 		return ErrMailboxFull
 	}
-	if len(p.h) == cap(p.h) {
-		p.grow()
-	}
-	p.h = append(p.h, prioItem[T]{msg: msg, seq: p.seq})
+	p.q.add(prioItem[T]{msg: msg, seq: p.seq})
 	p.seq++
 	p.n.Add(1) // before up, which calls less: Len stays equal to len(h)
-	p.up(len(p.h) - 1)
+	p.q.up(p.q.len() - 1)
 	return nil
 }
 
@@ -122,84 +108,12 @@ func (p *Priority[T]) Enqueue(_ context.Context, msg T) error {
 func (p *Priority[T]) Dequeue() (msg T, ok bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.h) == 0 {
+	if p.q.len() == 0 {
 		return msg, false
 	}
 	p.n.Add(-1)
-	msg = p.pop()
-	if len(p.h) == 0 && cap(p.h) > keptRingSlots {
-		p.release()
-	}
-	return msg, true
-}
-
-// grow doubles the heap's array, taking the new one from the shared pool and
-// giving the old one back. mu is held.
-func (p *Priority[T]) grow() {
-	buf, box := p.bufs.take(max(2*cap(p.h), minRingSlots))
-	n := copy(buf, p.h)
-	clear(p.h)
-	p.release()
-	p.h, p.box = buf[:n], box
-}
-
-// release gives the heap's array, every slot of which is zero, back to the
-// pool. mu is held.
-func (p *Priority[T]) release() {
-	p.bufs.give(p.box)
-	p.h, p.box = nil, nil
-}
-
-// pop removes the root of the heap. mu must be held and h non-empty.
-func (p *Priority[T]) pop() T {
-	last := len(p.h) - 1
-	msg := p.h[0].msg
-	p.h[0] = p.h[last]
-	p.h[last] = prioItem[T]{}
-	p.h = p.h[:last]
-	p.down(0)
-	return msg
-}
-
-// before reports whether the item at i must come out before the one at j.
-func (p *Priority[T]) before(i, j int) bool {
-	a, b := &p.h[i], &p.h[j]
-	if p.less(a.msg, b.msg) {
-		return true
-	}
-	if !p.stable || p.less(b.msg, a.msg) {
-		return false
-	}
-	return a.seq < b.seq
-}
-
-func (p *Priority[T]) up(i int) {
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !p.before(i, parent) {
-			return
-		}
-		p.h[i], p.h[parent] = p.h[parent], p.h[i]
-		i = parent
-	}
-}
-
-func (p *Priority[T]) down(i int) {
-	n := len(p.h)
-	for {
-		first := 2*i + 1
-		if first >= n {
-			return
-		}
-		if right := first + 1; right < n && p.before(right, first) {
-			first = right
-		}
-		if !p.before(first, i) {
-			return
-		}
-		p.h[i], p.h[first] = p.h[first], p.h[i]
-		i = first
-	}
+	it, _ := p.q.pop()
+	return it.msg, true
 }
 
 // Len reports the number of queued messages.
@@ -225,13 +139,13 @@ func (p *Priority[T]) Close() []T {
 	}
 	p.closed = true
 	var rest []T
-	if len(p.h) > 0 {
-		rest = make([]T, 0, len(p.h))
+	if p.q.len() > 0 {
+		rest = make([]T, 0, p.q.len())
 	}
-	for len(p.h) > 0 {
-		rest = append(rest, p.pop())
+	for it, ok := p.q.pop(); ok; it, ok = p.q.pop() {
+		rest = append(rest, it.msg)
 	}
-	p.release()
+	p.q.release()
 	p.n.Store(0)
 	return rest
 }

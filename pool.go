@@ -145,6 +145,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	}
 	p.d.init(n, s, p.ctx, parent)
 	p.d.backlog.bufs = shared[slabs[T]]()
+	p.d.ready.bufs = shared[slabs[prioItem[T]]]()
 	p.d.letter = p.letter
 	switch {
 	case o.queueSize > 0:
@@ -220,9 +221,7 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 				p.d.waiters.Put(w)
 				return p.submitOwn(own, job)
 			}
-			<-w.ready // the pool decided first
-			err := w.err
-			w.err = nil
+			err := w.outcome() // the pool decided first
 			p.d.waiters.Put(w)
 			if err == ErrPoolClosed { // refused as new by Wait: a job's own is not new
 				return p.submitOwn(own, job)

@@ -11,61 +11,35 @@ import "context"
 // job held (bury, deadLetters). The happens-before these give is stated
 // once, on the dispatcher.
 
-// A blocked is a Submit blocked on a full pool. Once it has left the list,
-// err holds its outcome (nil when its job was accepted) and ready is
-// signalled; the send orders the write of err before its read.
-type blocked[T any] struct {
-	job        T
-	prev, next *blocked[T]
-	listed     bool // in the list; the rest of the list is d.mu's too
-	err        error
-	ready      chan struct{} // cap 1
-}
-
 // enlist queues a Submit that may wait behind the blocked Submits. d.mu is
 // held.
-func (d *dispatcher[T]) enlist(mode offerMode, job T) (verdict, *blocked[T], error) {
+func (d *dispatcher[T]) enlist(mode offerMode, job T) (verdict, *waiter[T], error) {
 	if mode != mayWait {
 		return full, nil, nil
 	}
-	w := d.waiters.Get().(*blocked[T])
-	w.job, w.prev, w.next, w.listed = job, d.last, nil, true
-	if d.last == nil {
-		d.first = w
-	} else {
-		d.last.next = w
-	}
-	d.last = w
+	w := d.waiters.Get().(*waiter[T])
+	w.msg = job
+	d.waiting.push(w)
 	return waiting, w, nil
 }
 
 // withdraw takes w off the list of blocked Submits, and reports whether it
 // was still there: if not, its outcome is on its way to w.ready.
-func (d *dispatcher[T]) withdraw(w *blocked[T]) bool {
+func (d *dispatcher[T]) withdraw(w *waiter[T]) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if !w.listed {
+	if !w.queued {
 		return false
 	}
-	w.listed = false
-	if w.prev == nil {
-		d.first = w.next
-	} else {
-		w.prev.next = w.next
-	}
-	if w.next == nil {
-		d.last = w.prev
-	} else {
-		w.next.prev = w.prev
-	}
+	d.waiting.remove(w)
 	var zero T
-	w.job, w.prev, w.next = zero, nil, nil
+	w.msg = zero
 	return true
 }
 
 // admit hands free room to the blocked Submits, oldest first. d.mu is held.
 func (d *dispatcher[T]) admit(a *after[T]) {
-	for w := d.first; w != nil; w = d.first {
+	for w := d.waiting.first; w != nil; w = d.waiting.first {
 		if d.limit > 0 && d.held >= d.limit || d.stopped || d.live == 0 {
 			return // once the context is done, refuseAll answers them; bury, once no worker is left
 		}
@@ -74,22 +48,17 @@ func (d *dispatcher[T]) admit(a *after[T]) {
 		if d.keys != nil {
 			d.seq++
 		}
-		if d.keys == nil || d.keys.enter(w.job, seq) {
-			if err = d.send(w.job, seq, a); err == errWouldBlock {
+		if d.keys == nil || d.keys.enter(w.msg, seq) {
+			if err = d.send(w.msg, seq, a); err == errWouldBlock {
 				return
 			}
 		}
-		d.first = w.next
-		if d.first == nil {
-			d.last = nil
-		} else {
-			d.first.prev = nil
-		}
+		d.waiting.remove(w)
 		if err == nil {
 			d.held++
 		}
 		var zero T
-		w.job, w.next, w.listed, w.err = zero, nil, false, err
+		w.msg, w.err = zero, err
 		a.reply(w)
 	}
 }
@@ -106,31 +75,19 @@ func (d *dispatcher[T]) checkDrained() {
 // once that context is done; context.AfterFunc runs it.
 func (d *dispatcher[T]) refuseAll() {
 	defer close(d.refused)
-	d.mu.Lock()
-	d.stop()
-	list := d.detach()
+	d.lock(true)
+	list := d.waiting.detach()
 	d.mu.Unlock()
 	refuse(list, d.ctx.Err())
 }
 
-// detach takes every blocked Submit off the list, to be refused once the
-// lock is released. d.mu is held.
-func (d *dispatcher[T]) detach() *blocked[T] {
-	list := d.first
-	for w := list; w != nil; w = w.next {
-		w.listed = false // withdraw leaves it to refuse
-	}
-	d.first, d.last = nil, nil
-	return list
-}
-
 // refuse answers a detached list of blocked Submits with err.
-func refuse[T any](list *blocked[T], err error) {
+func refuse[T any](list *waiter[T], err error) {
 	for w := list; w != nil; {
 		next := w.next
 		var zero T
-		w.job, w.prev, w.next, w.err = zero, nil, nil, err
-		w.ready <- struct{}{} // the Submit may reuse w from here on
+		w.msg, w.prev, w.next = zero, nil, nil
+		w.answer(err)
 		w = next
 	}
 }
@@ -139,7 +96,7 @@ func refuse[T any](list *blocked[T], err error) {
 func (d *dispatcher[T]) close() {
 	d.mu.Lock()
 	d.closed = true
-	list := d.detach()
+	list := d.waiting.detach()
 	d.checkDrained()
 	d.mu.Unlock()
 	refuse(list, ErrPoolClosed) // their jobs are new: refuse them
@@ -186,8 +143,8 @@ func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []T {
 	if d.keys != nil {
 		rest = append(rest, d.keys.drain()...)
 		for e, ok := d.ready.pop(); ok; e, ok = d.ready.pop() {
-			d.keys.leave(e.job) // its key's queue was drained: this frees the key
-			rest = append(rest, e.job)
+			d.keys.leave(e.msg) // its key's queue was drained: this frees the key
+			rest = append(rest, e.msg)
 		}
 	}
 	for job, ok := d.backlog.pop(); ok; job, ok = d.backlog.pop() {
@@ -196,8 +153,8 @@ func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []T {
 	if d.mb != nil {
 		rest = append(rest, d.mb.Close()...)
 	}
-	list := d.detach()
-	a.refuseAll(list)
+	list := d.waiting.detach()
+	a.refuseNoRoutee(list)
 	return rest
 }
 
@@ -227,10 +184,10 @@ func (d *dispatcher[T]) deadLetters(jobs []T, target string, reason error) {
 // served at once.
 type after[T any] struct {
 	wakes    [2]*worker[T]
-	replies  [2]*blocked[T]
-	noRoutee *blocked[T] // to refuse with ErrNoRoutee
-	drops    bool        // d.evicted has jobs
-	any      bool        // something to do
+	replies  [2]*waiter[T]
+	noRoutee *waiter[T] // to refuse with ErrNoRoutee
+	drops    bool       // d.evicted has jobs
+	any      bool       // something to do
 }
 
 func (a *after[T]) wake(w *worker[T]) {
@@ -244,7 +201,7 @@ func (a *after[T]) wake(w *worker[T]) {
 	w.ref.wake()
 }
 
-func (a *after[T]) reply(w *blocked[T]) {
+func (a *after[T]) reply(w *waiter[T]) {
 	a.any = true
 	for i := range a.replies {
 		if a.replies[i] == nil {
@@ -252,10 +209,10 @@ func (a *after[T]) reply(w *blocked[T]) {
 			return
 		}
 	}
-	w.ready <- struct{}{}
+	w.ready <- struct{}{} // its err is set
 }
 
-func (a *after[T]) refuseAll(list *blocked[T]) { a.noRoutee, a.any = list, true }
+func (a *after[T]) refuseNoRoutee(list *waiter[T]) { a.noRoutee, a.any = list, true }
 
 func (a *after[T]) run(d *dispatcher[T]) {
 	if !a.any {
@@ -284,7 +241,7 @@ func (a *after[T]) run(d *dispatcher[T]) {
 // await blocks a Submit queued as w until the pool accepts or refuses its
 // job (refusing it once Wait begins or the pool's context ends), or ctx
 // ends first.
-func (p *Pool[T]) await(ctx context.Context, w *blocked[T]) error {
+func (p *Pool[T]) await(ctx context.Context, w *waiter[T]) error {
 	select {
 	case <-w.ready:
 		err := w.err
@@ -295,8 +252,7 @@ func (p *Pool[T]) await(ctx context.Context, w *blocked[T]) error {
 	}
 	err := ctx.Err()
 	if !p.d.withdraw(w) {
-		<-w.ready // the pool decided first
-		err, w.err = w.err, nil
+		err = w.outcome() // the pool decided first
 	}
 	p.d.waiters.Put(w)
 	return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"sync"
-	"time"
 )
 
 // A dispatcher is the part of a pool that decides which job runs where and
@@ -37,12 +36,12 @@ type dispatcher[T any] struct {
 	_  [60]byte
 
 	// What every job reads or writes, on two cache lines.
-	backlog     ring[T]     // the backlog, unless WithMailbox made one
-	held        int         // jobs accepted and not ended
-	first, last *blocked[T] // Submits blocked on a full pool, oldest first
-	limit       int         // the most jobs held at once; 0: no bound of the pool's own
-	nidle       int         // idle workers
-	backlogged  int64       // jobs that waited in the backlog
+	backlog    ring[T]     // the backlog, unless WithMailbox made one
+	held       int         // jobs accepted and not ended
+	waiting    waitList[T] // Submits blocked on a full pool, oldest first
+	limit      int         // the most jobs held at once; 0: no bound of the pool's own
+	nidle      int         // idle workers
+	backlogged int64       // jobs that waited in the backlog
 	// stopped records that the pool's context was seen done: from then on
 	// every dispatch skips its job. The pool's own cancellation (the first
 	// error's, with WithCancelOnError) sets it as it cancels. A parent's
@@ -66,7 +65,7 @@ type dispatcher[T any] struct {
 	watch    bool            // ctx's parent can end: dispatches read ctx (see stopped)
 	mb       Mailbox[T]      // the backlog WithMailbox made
 	keys     keyGate[T]      // WithKey: jobs wait behind their key's job here
-	ready    seqHeap[T]      // WithKey: the backlog, in submission order
+	ready    prioHeap[T]     // WithKey: the backlog, in submission order
 	seq      uint64          // WithKey: the jobs submitted so far
 	pin      keyPin[T]       // WithConsistentHash: jobs queue at their key's worker
 	upFn     func(int) bool
@@ -78,7 +77,7 @@ type dispatcher[T any] struct {
 	unwatch   func() bool   // stops the watch of ctx that runs refuseAll
 	refused   chan struct{} // closed once refuseAll has run
 
-	waiters sync.Pool // of *blocked[T]
+	waiters sync.Pool // of *waiter[T]
 
 	// letter delivers the dead letter of a job that will never run.
 	letter func(job T, target string, reason error)
@@ -117,7 +116,7 @@ func (d *dispatcher[T]) init(n int, s Strategy, ctx, parent context.Context) {
 	d.idle = make([]uint64, (n+63)/64)
 	d.drained = make(chan struct{})
 	d.refused = make(chan struct{})
-	d.waiters.New = func() any { return &blocked[T]{ready: make(chan struct{}, 1)} }
+	d.waiters.New = func() any { return &waiter[T]{ready: make(chan struct{}, 1)} }
 	d.plain = d.mb == nil && d.keys == nil && d.pin == nil
 	d.unwatch = context.AfterFunc(ctx, d.refuseAll)
 }
@@ -132,14 +131,22 @@ func (d *dispatcher[T]) useMailbox(mb Mailbox[T]) {
 	}
 }
 
-// stop records that the pool's context was seen done (see stopped).
-func (d *dispatcher[T]) stop() { d.stopped = true }
+// seesDone reads, before the lock is taken, whether the pool's context is
+// done, when its parent can end it (see stopped).
+func (d *dispatcher[T]) seesDone() bool { return d.watch && d.ctx.Err() != nil }
+
+// lock takes d.mu, recording that the caller saw the context done.
+func (d *dispatcher[T]) lock(done bool) {
+	d.mu.Lock()
+	if done {
+		d.stopped = true
+	}
+}
 
 // cancel cancels the pool's context with cause, and stops dispatching.
 func (d *dispatcher[T]) cancel(cancel context.CancelCauseFunc, cause error) {
 	cancel(cause)
-	d.mu.Lock()
-	d.stop()
+	d.lock(true)
 	d.mu.Unlock()
 }
 
@@ -148,17 +155,14 @@ func (d *dispatcher[T]) cancel(cancel context.CancelCauseFunc, cause error) {
 // waits, and runs its job inline when offer says full. When the pool is
 // full, a Submit that may wait is queued with job, and offer returns
 // waiting and the blocked Submit. Workers to wake are left in a.
-func (d *dispatcher[T]) offer(job T, mode offerMode, a *after[T]) (verdict, *blocked[T], error) {
-	done := d.watch && d.ctx.Err() != nil
+func (d *dispatcher[T]) offer(job T, mode offerMode, a *after[T]) (verdict, *waiter[T], error) {
+	done := d.seesDone()
 	if !d.plain {
 		return d.offerAny(job, mode, done, a)
 	}
 	// The default backlog, with room: what nearly every Submit does.
-	d.mu.Lock()
-	if done {
-		d.stop()
-	}
-	if d.closed || d.stopped || d.live == 0 || d.held >= d.limit || d.first != nil {
+	d.lock(done)
+	if d.closed || d.stopped || d.live == 0 || d.held >= d.limit || d.waiting.first != nil {
 		d.mu.Unlock()
 		return d.offerAny(job, mode, done, a)
 	}
@@ -177,12 +181,9 @@ func (d *dispatcher[T]) offer(job T, mode offerMode, a *after[T]) (verdict, *blo
 }
 
 // offerAny is offer for every pool and case.
-func (d *dispatcher[T]) offerAny(job T, mode offerMode, done bool, a *after[T]) (verdict, *blocked[T], error) {
-	d.mu.Lock()
+func (d *dispatcher[T]) offerAny(job T, mode offerMode, done bool, a *after[T]) (verdict, *waiter[T], error) {
+	d.lock(done)
 	defer d.mu.Unlock() // also if a mailbox or key function panics
-	if done {
-		d.stop()
-	}
 	switch {
 	case d.closed && (mode != fromJob || d.isDrained):
 		// A job's own Submit is let in while some job runs: after the pool
@@ -193,7 +194,7 @@ func (d *dispatcher[T]) offerAny(job T, mode offerMode, done bool, a *after[T]) 
 	case d.stopped:
 		return ended, nil, nil
 	}
-	if d.limit > 0 && d.held >= d.limit || d.first != nil {
+	if d.limit > 0 && d.held >= d.limit || d.waiting.first != nil {
 		switch {
 		case mode != fromJob:
 			return d.enlist(mode, job)
@@ -250,7 +251,7 @@ func (d *dispatcher[T]) send(job T, seq uint64, a *after[T]) error {
 	}
 	switch {
 	case d.keys != nil:
-		d.ready.push(seqJob[T]{seq, job})
+		d.ready.push(prioItem[T]{msg: job, seq: seq})
 		d.backlogged++
 		if d.nidle > 0 { // only in bury: older jobs are ready; an idle worker takes them in order
 			a.wake(d.takeIdle())
@@ -282,131 +283,6 @@ var canceledCtx = func() context.Context {
 	cancel()
 	return ctx
 }()
-
-// next gives worker w its next job. It counts out the job w ended since its
-// last call, then returns the next job for w: one handed to it, else the
-// oldest in the backlog. It skips the jobs dispatched once the pool's
-// context is done (w records them). With none left it returns ok == false,
-// having marked w idle if park is set: w then waits for its signal, which a
-// job handed to it sends. A worker calls it without park after each job,
-// and with park (its mailbox's Dequeue) when that finds nothing.
-func (d *dispatcher[T]) next(w *worker[T], park bool) (job T, ok bool) {
-	for {
-		var a after[T]
-		job, ok, skip := d.take(w, park, &a)
-		if a.any {
-			a.run(d)
-		}
-		if !ok {
-			w.streak, w.since = 0, time.Time{}
-			return job, false
-		}
-		if !skip {
-			if w.streak++; w.streak == shareEvery {
-				w.share()
-			}
-			return job, true
-		}
-		w.skip(job)
-	}
-}
-
-// take is one pass of next.
-func (d *dispatcher[T]) take(w *worker[T], park bool, a *after[T]) (job T, ok, skip bool) {
-	done := d.watch && d.ctx.Err() != nil
-	if !d.plain {
-		return d.takeAny(w, park, done, a)
-	}
-	d.mu.Lock()
-	if done {
-		d.stop()
-	}
-	if w.ended {
-		d.end(w, a)
-	}
-	switch {
-	case w.own.n > 0:
-		job, ok = w.own.pop()
-	case d.backlog.n > 0:
-		job, ok = d.backlog.pop()
-		skip = d.stopped
-		if d.backlog.n == 0 && len(d.backlog.buf) > keptRingSlots {
-			d.backlog.release()
-		}
-	case park && !w.dead:
-		d.setIdle(w.index)
-	}
-	d.mu.Unlock()
-	return job, ok, skip
-}
-
-// takeAny is take for every pool.
-func (d *dispatcher[T]) takeAny(w *worker[T], park, done bool, a *after[T]) (job T, ok, skip bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock() // also if a mailbox or key function panics
-	if done {
-		d.stop()
-	}
-	if w.ended {
-		d.end(w, a)
-	}
-	if job, ok = w.own.pop(); ok {
-		// A job handed to w runs whatever happens; one queued at w by its
-		// key's pin is w's backlog.
-		return job, true, d.pin != nil && d.stopped
-	}
-	switch {
-	case d.pin != nil:
-	case d.keys != nil:
-		var e seqJob[T]
-		if e, ok = d.ready.pop(); ok {
-			return e.job, true, d.stopped
-		}
-	default: // a backlog mailbox: the other pools are plain
-		if job, ok = d.mb.Dequeue(); ok {
-			d.admit(a) // room opened in the mailbox
-			return job, true, d.stopped
-		}
-	}
-	if park && !w.dead {
-		d.setIdle(w.index)
-	}
-	return job, false, false
-}
-
-// end counts out the job w ended, queues the next job of its key in the
-// backlog, and hands the room to blocked Submits. d.mu is held.
-func (d *dispatcher[T]) end(w *worker[T], a *after[T]) {
-	w.ended = false
-	if w.skipped {
-		w.skipped = false
-		w.canceled++
-	} else {
-		w.handled++
-	}
-	d.held--
-	if d.plain && d.first == nil && !d.closed {
-		return
-	}
-	if d.keys != nil {
-		var zero T
-		job := w.last
-		w.last = zero
-		if next, ok := d.keys.leave(job); ok {
-			// Into the backlog, in its order, even if a worker is idle:
-			// the caller, w's take, takes the oldest job next, without a
-			// worker to wake. (bury, the other caller, feeds the idle.)
-			d.ready.push(next)
-			d.backlogged++
-		}
-	}
-	if d.first != nil {
-		d.admit(a)
-	}
-	if d.closed {
-		d.checkDrained()
-	}
-}
 
 // queued reports the jobs waiting to be dispatched. d.mu is held.
 func (d *dispatcher[T]) queued() int {

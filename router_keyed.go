@@ -151,11 +151,11 @@ func (rk *routerKeys[T]) releaseGated(msg T, gated bool) {
 	var refused []refusal
 	rk.mu.Lock()
 	for next, ok := msg, gated; ok; {
-		var e seqJob[T]
+		var e prioItem[T]
 		if e, ok = rk.gate.leave(next); !ok {
 			break
 		}
-		next = e.job
+		next = e.msg
 		by, err := rk.place(next)
 		if err == nil {
 			break
