@@ -177,6 +177,34 @@
 // order. Stats reports what the pool holds and what every worker ran.
 // Worker goroutines carry the pprof labels crew.pool and crew.worker.
 //
+// # Choosing a pool
+//
+// A one-shot group is errgroup's shape: one fan-out, one Wait, which closes
+// the pool. A long-lived pool is a process-wide limit on some kind of work
+// (database queries, image encodes, outbound calls) that many requests
+// share: each request fans out as a Batch (Pool.NewBatch), which has its
+// own Submit, Wait, first error and context, as an errgroup has, while
+// every batch's jobs run on the pool's workers. A batch's failure cancels
+// its own context and skips its own queued jobs only; the pool and the
+// other batches go on. Batches share the workers first come, first served:
+// a batch that queues many slow jobs first holds every worker until they
+// have started, so WithLimit(n) caps a batch's share: at most n of its
+// jobs run at once, and the rest wait in the backlog without holding a
+// worker while other jobs overtake them. Resize changes a running pool's
+// workers, and Shutdown closes it with a deadline, as http.Server's does.
+// Batches take a pool with the default backlog (not WithMailbox, WithKey or
+// WithConsistentHash). Map and MapBatch return results in input order.
+//
+//	shape                          make it with                    waits for                ends with
+//	one fan-out, errgroup-like     WithContext(ctx, n), NewGroup   every job                Wait (closes the pool)
+//	typed jobs, one handler        NewPool(n, handle)              every job                Wait
+//	a shared, long-lived pool;     p.NewBatch(ctx, WithLimit(k))   the batch's jobs only    b.Wait per batch;
+//	one batch per request                                                                   p.Shutdown(ctx) at exit
+//	ordered results                Map(ctx, n, inputs, f)          every input              its return
+//	ordered results, shared pool   MapBatch(ctx, p, inputs, f)     the batch's inputs only  its return
+//
+// Pools and their backlogs:
+//
 //	pool                         jobs             backlog, bound               use it for
 //	NewGroup(n)                  func(ctx) error  FIFO, n*(1+DefaultQueueSize)  errgroup.Group with SetLimit(n)
 //	WithContext(ctx, n)          func(ctx) error  the same                      errgroup.WithContext: the first error cancels

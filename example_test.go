@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -475,4 +478,70 @@ func ExampleWithKey() {
 	// alice: [10 30 60]
 	// bob: [1 3 6]
 	// keys bound after Wait: 0
+}
+
+// One pool per process caps the work that every request shares (here 4
+// lookups at once, whatever the number of requests); each request fans
+// out on it as a batch and waits for its own jobs only. The first failed
+// lookup cancels its request's batch, not the pool nor the other requests.
+func ExamplePool_NewBatch() {
+	lookups := crew.NewGroup(4) // shared by every request
+	defer lookups.Wait()
+
+	lookup := func(ctx context.Context, word string) (string, error) {
+		if err := ctx.Err(); err != nil {
+			return "", err
+		}
+		if word == "" {
+			return "", fmt.Errorf("empty word")
+		}
+		return strings.ToUpper(word), nil
+	}
+
+	handler := func(w http.ResponseWriter, r *http.Request) {
+		words := strings.Split(r.URL.Query().Get("q"), ",")
+		out := make([]string, len(words))
+		batch, ctx := lookups.NewBatch(r.Context(), crew.WithLimit(2)) // 2 of the 4 at most
+		for i, word := range words {
+			err := batch.Submit(ctx, func(ctx context.Context) error {
+				up, err := lookup(ctx, word)
+				out[i] = up // each job writes its own slot
+				return err
+			})
+			if err != nil {
+				break // the batch failed, or the request ended
+			}
+		}
+		if err := batch.Wait(); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		fmt.Fprint(w, strings.Join(out, " "))
+	}
+	srv := httptest.NewServer(http.HandlerFunc(handler))
+	defer srv.Close()
+
+	for _, q := range []string{"crew,pools,batches", "one,,two"} {
+		resp, err := http.Get(srv.URL + "?q=" + q)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		fmt.Printf("%d %s\n", resp.StatusCode, strings.TrimSpace(string(body)))
+	}
+	// Output:
+	// 200 CREW POOLS BATCHES
+	// 400 empty word
+}
+
+// MapBatch is Map on a shared pool: the results come back in input order.
+func ExampleMapBatch() {
+	p := crew.NewGroup(4)
+	defer p.Wait()
+	lengths, err := crew.MapBatch(context.Background(), p, []string{"a", "bb", "ccc"},
+		func(_ context.Context, s string) (int, error) { return len(s), nil })
+	fmt.Println(lengths, err)
+	// Output: [1 2 3] <nil>
 }

@@ -2,13 +2,17 @@ package crew_test
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/crewlib/crew"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // Helpers shared by the tests. None of them calls t.Fatal from a
@@ -138,3 +142,128 @@ func (o *keyOrder) start(j keyedJob) {
 }
 
 func (o *keyOrder) end(j keyedJob) { o.inFlight[j.key].Add(-1) }
+
+// Helpers of the batch tests. The time limits below order nothing: they
+// only turn a hang, which a bug would cause, into a failure.
+
+const batchPatience = 5 * time.Second
+
+// returnsWithin waits for the error that a goroutine sends on ch, failing t
+// if none comes within batchPatience.
+func returnsWithin(t *testing.T, ch <-chan error, what string) (error, bool) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err, true
+	case <-time.After(batchPatience):
+		t.Errorf("%s did not return within %v", what, batchPatience)
+		return nil, false
+	}
+}
+
+// closedWithin fails t unless done is closed within batchPatience.
+func closedWithin(t *testing.T, done <-chan struct{}, what string) bool {
+	t.Helper()
+	select {
+	case <-done:
+		return true
+	case <-time.After(batchPatience):
+		t.Errorf("%s did not happen within %v", what, batchPatience)
+		return false
+	}
+}
+
+// inBackground runs f on a goroutine and returns the channel of its result.
+func inBackground(f func() error) <-chan error {
+	ch := make(chan error, 1)
+	go func() { ch <- f() }()
+	return ch
+}
+
+// A meeting holds each job that arrives until n of them have: n jobs that
+// all return have run at the same time. A job that waits too long gives up
+// and counts in missed, so that a bug fails the test instead of hanging it.
+type meeting struct {
+	n       int32
+	arrived atomic.Int32
+	all     chan struct{}
+	missed  atomic.Int32
+}
+
+func newMeeting(n int) *meeting { return &meeting{n: int32(n), all: make(chan struct{})} }
+
+func (m *meeting) arrive() {
+	if m.arrived.Add(1) == m.n {
+		close(m.all)
+	}
+	select {
+	case <-m.all:
+	case <-time.After(batchPatience):
+		m.missed.Add(1)
+	}
+}
+
+// highWater tracks how many jobs run at once, and the most that ever did.
+type highWater struct{ now, max atomic.Int32 }
+
+func (h *highWater) enter() {
+	n := h.now.Add(1)
+	for {
+		m := h.max.Load()
+		if n <= m || h.max.CompareAndSwap(m, n) {
+			return
+		}
+	}
+}
+
+func (h *highWater) exit() { h.now.Add(-1) }
+
+// runLog records the order in which jobs run.
+type runLog struct {
+	mu    sync.Mutex
+	names []string
+}
+
+func (l *runLog) job(name string) crew.Job {
+	return func(context.Context) error {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.names = append(l.names, name)
+		return nil
+	}
+}
+
+func (l *runLog) get() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.names...)
+}
+
+// counted returns a job that adds one to n.
+func counted(n *atomic.Int64) crew.Job {
+	return func(context.Context) error {
+		n.Add(1)
+		return nil
+	}
+}
+
+// failsWith returns a job that returns err.
+func failsWith(err error) crew.Job { return func(context.Context) error { return err } }
+
+// panicsWithCrewPrefix checks that f panics with a message that starts with
+// "crew:".
+func panicsWithCrewPrefix(t *testing.T, f func()) {
+	t.Helper()
+	var (
+		v        any
+		panicked = true
+	)
+	func() {
+		defer func() { v = recover() }()
+		f()
+		panicked = false
+	}()
+	require.True(t, panicked, "it must panic")
+	msg := fmt.Sprint(v)
+	assert.True(t, strings.HasPrefix(msg, "crew:"), "the panic %q must start with \"crew:\"", msg)
+}

@@ -30,6 +30,7 @@ const (
 	optParent
 	optCancelOnError
 	optAllErrors
+	optLimit
 )
 
 // optNames names each option for the panics of only, in bit order, with
@@ -44,7 +45,8 @@ var optNames = [...]string{
 	"WithKey or WithConsistentHash (for typed pools and SpawnRouter)",
 	"WithParent (for pools)",
 	"WithCancelOnError (for pools)",
-	"WithAllErrors (for pools)",
+	"WithAllErrors (for pools and batches)",
+	"WithLimit (for batches)",
 }
 
 // Which options each kind of constructor takes.
@@ -53,6 +55,7 @@ const (
 	routerOpts = actorOpts | optStrategy | optKey
 	poolOpts   = optName | optMailbox | optDeadLetters | optStrategy | optQueueSize | optKey |
 		optParent | optCancelOnError | optAllErrors
+	batchOpts = optAllErrors | optDeadLetters | optLimit
 )
 
 // only panics if an option outside allowed was given to fn.
@@ -84,6 +87,9 @@ type options struct {
 	parent        context.Context
 	cancelOnError bool
 	allErrors     bool
+
+	// batches only
+	limit int
 }
 
 func collect(opts []Option) options {

@@ -47,6 +47,13 @@ const DefaultQueueSize = 2
 // unless WithQueueSize is given too; with a priority backlog, a full pool
 // blocks an urgent Submit too, until a job ends.
 //
+// Batches. A long-lived pool serves many batches (NewBatch), each with its
+// own Submit, Wait, first error and context, as an errgroup has, sharing
+// the pool's workers and its bound: one pool per process caps the work of
+// every request. Resize changes the number of workers while the pool runs,
+// and Shutdown closes the pool with a deadline. Wait (or Shutdown) closes
+// the pool to every batch too.
+//
 // A Pool is safe for concurrent use; the zero Pool is not usable. Its
 // worker goroutines start in the constructor and end in Wait, which every
 // pool must reach: a pool that is never waited for leaks its workers. Submit synchronizes before its job
@@ -60,7 +67,6 @@ type Pool[T any] struct {
 	ctx           context.Context // the pool's context, which jobs receive
 	cancel        context.CancelCauseFunc
 	cancelOnError bool
-	allErrors     bool
 	sink          func(DeadLetter) // the user's dead-letter sink, or nil
 
 	// The dispatcher's fields change with every job: no line of theirs is
@@ -71,9 +77,9 @@ type Pool[T any] struct {
 
 	exits atomic.Int64 // jobs that called runtime.Goexit, ending their worker
 
-	mu   sync.Mutex // guards err and errs
-	err  error      // the first error
-	errs []error    // every error, with WithAllErrors
+	errs errorSet // the jobs' errors
+
+	resizing sync.Mutex // serializes Resize, and Wait's look at the workers
 
 	waitOnce sync.Once
 	result   error
@@ -112,7 +118,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		handle:        handle,
 		name:          o.name,
 		cancelOnError: o.cancelOnError,
-		allErrors:     o.allErrors,
+		errs:          errorSet{all: o.allErrors},
 		sink:          o.deadLetters,
 	}
 	if o.keyed != nil {
@@ -144,32 +150,42 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		p.d.useMailbox(mb)
 	}
 	p.d.init(n, s, p.ctx, parent)
-	p.d.backlog.bufs = shared[slabs[T]]()
-	p.d.ready.bufs = shared[slabs[prioItem[T]]]()
+	p.d.backlog.bufs = shared[slabs[prioItem[task[T]]]]()
+	p.d.ready.bufs = shared[slabs[prioItem[task[T]]]]()
 	p.d.letter = p.letter
 	switch {
 	case o.queueSize > 0:
-		p.d.limit = n * (1 + min(o.queueSize, math.MaxInt/n-1)) // no overflow
+		p.d.perWorker = 1 + min(o.queueSize, math.MaxInt/maxWorkers-1) // no overflow
 	case mb == nil && o.keyed == nil:
-		p.d.limit = n * (1 + DefaultQueueSize)
+		p.d.perWorker = 1 + DefaultQueueSize
 	}
-	p.d.workers = make([]worker[T], n)
+	p.d.limit = n * p.d.perWorker
+	p.d.workers = make([]*worker[T], n)
 	for i := range p.d.workers {
-		w := &p.d.workers[i]
-		w.pool, w.index, w.keyed = p, i, p.d.keys != nil
-		w.ctx = context.WithValue(p.ctx, workerKey{}, w)
-		wo := options{
-			onError:    p.workerError,
-			pooled:     true,
-			labels:     []string{"crew.pool", p.name, "crew.worker", strconv.Itoa(i)},
-			newMailbox: func() Mailbox[T] { return workerBox[T]{w} },
-		}
-		// The actor's own context never ends: the pool stops its workers in
-		// Wait, after the last job, and skips jobs itself once its context
-		// ends, so that every accepted job is accounted for.
-		w.ref = spawn(context.Background(), w.run, &wo, p.name+"-"+strconv.Itoa(i))
+		p.d.workers[i] = p.startWorker(i, false)
 	}
 	return p
+}
+
+// maxWorkers is the most workers a pool may have.
+const maxWorkers = 1 << 24
+
+// startWorker starts the worker with index i; one started away takes no
+// job until it joins the pool (Resize).
+func (p *Pool[T]) startWorker(i int, away bool) *worker[T] {
+	w := &worker[T]{pool: p, index: i, keyed: p.d.keys != nil, away: away}
+	w.ctx = context.WithValue(p.ctx, workerKey{}, w)
+	wo := options{
+		onError:    w.exited,
+		pooled:     true,
+		labels:     []string{"crew.pool", p.name, "crew.worker", strconv.Itoa(i)},
+		newMailbox: func() Mailbox[T] { return workerBox[T]{w} },
+	}
+	// The actor's own context never ends: the pool stops its workers in
+	// Wait, after the last job, and skips jobs itself once its context
+	// ends, so that every accepted job is accounted for.
+	w.ref = spawn(context.Background(), w.run, &wo, p.name+"-"+strconv.Itoa(i))
+	return w
 }
 
 // Submit gives job to the pool and returns nil once the pool holds it: it
@@ -209,45 +225,56 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	return p.submit(ctx, task[T]{job: job})
+}
+
+// submit is the Submit of a job of the pool, or of a batch (t.b), whose
+// ctx has not ended.
+func (p *Pool[T]) submit(ctx context.Context, t task[T]) error {
 	var a after[T]
-	v, w, err := p.d.offer(job, mayWait, &a)
+	v, w, err := p.d.offer(t, mayWait, &a)
 	a.run(&p.d)
 	switch v {
 	case waiting:
 		// A job's own Submit must not wait: it is let in, or run inline.
 		// Rare enough to take the queued Submit back out.
-		if own := p.caller(ctx); own != nil {
+		if p.own(ctx, t.b) {
 			if p.d.withdraw(w) {
 				p.d.waiters.Put(w)
-				return p.submitOwn(own, job)
+				return p.submitOwn(ctx, t)
 			}
 			err := w.outcome() // the pool decided first
 			p.d.waiters.Put(w)
-			if err == ErrPoolClosed { // refused as new by Wait: a job's own is not new
-				return p.submitOwn(own, job)
+			if err == ErrPoolClosed || err == ErrBatchClosed { // refused as new by Wait: a job's own is not new
+				return p.submitOwn(ctx, t)
 			}
 			return err
 		}
 		return p.await(ctx, w)
-	case shut:
-		if own := p.caller(ctx); own != nil {
-			return p.submitOwn(own, job)
+	case shut, batchShut:
+		if p.own(ctx, t.b) {
+			return p.submitOwn(ctx, t)
 		}
 	}
-	return p.refusal(v, err)
+	return p.refusal(v, err, t.b)
 }
 
-// submitOwn is the Submit of a job of the pool, own, which never waits:
-// on a full pool it runs job inline.
-func (p *Pool[T]) submitOwn(own *worker[T], job T) error {
+// submitOwn is the Submit of a job that a job of the pool (or of batch
+// t.b) submits with its context, which never waits: on a full pool it runs
+// the job inline.
+func (p *Pool[T]) submitOwn(ctx context.Context, t task[T]) error {
 	var a after[T]
-	v, _, err := p.d.offer(job, fromJob, &a)
+	v, _, err := p.d.offer(t, fromJob, &a)
 	a.run(&p.d)
-	if v == full {
-		own.runInline(job)
-		return nil
+	if v != full {
+		return p.refusal(v, err, t.b)
 	}
-	return p.refusal(v, err)
+	if t.b != nil {
+		t.b.runInline(t.job)
+	} else {
+		p.caller(ctx).runInline(t.job)
+	}
+	return nil
 }
 
 // TrySubmit gives job to the pool if it has room right now, without
@@ -259,7 +286,7 @@ func (p *Pool[T]) TrySubmit(job T) bool {
 		panic("crew: TrySubmit: nil job")
 	}
 	var a after[T]
-	v, _, _ := p.d.offer(job, noWait, &a)
+	v, _, _ := p.d.offer(task[T]{job: job}, noWait, &a)
 	a.run(&p.d)
 	return v == accepted
 }
@@ -270,6 +297,15 @@ func (p *Pool[T]) caller(ctx context.Context) *worker[T] {
 		return w
 	}
 	return nil
+}
+
+// own reports whether ctx was handed out by a job of batch b, or of the
+// pool itself if b is nil: whether a Submit with it is a job's own.
+func (p *Pool[T]) own(ctx context.Context, b *Batch[T]) bool {
+	if b != nil {
+		return ctx.Value(workerKey{}) == any(b)
+	}
+	return p.caller(ctx) != nil
 }
 
 // Wait closes the pool to new jobs, waits until every accepted job has run
@@ -296,11 +332,16 @@ func (p *Pool[T]) Wait() error {
 		if !p.d.unwatch() {
 			<-p.d.refused // the context ended: refuseAll ran, or runs
 		}
-		for i := range p.d.workers {
-			p.d.workers[i].ref.Stop() // every worker is idle
+		p.resizing.Lock() // Resize does nothing once the pool is closed: the workers stay as they are
+		defer p.resizing.Unlock()
+		for _, w := range p.d.workers {
+			w.ref.Stop() // every worker is idle
 		}
-		for i := range p.d.workers {
-			<-p.d.workers[i].ref.Done()
+		for _, w := range p.d.workers {
+			<-w.ref.Done()
+		}
+		for _, w := range p.d.gone {
+			<-w.ref.Done()
 		}
 		p.result = p.outcome()
 		p.cancel(nil)
@@ -310,13 +351,8 @@ func (p *Pool[T]) Wait() error {
 
 // outcome is what Wait returns.
 func (p *Pool[T]) outcome() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.allErrors && len(p.errs) > 0 {
-		return errors.Join(p.errs...)
-	}
-	if p.err != nil {
-		return p.err
+	if err := p.errs.result(); err != nil {
+		return err
 	}
 	if p.Stats().Canceled > 0 {
 		return context.Cause(p.ctx)

@@ -13,27 +13,26 @@ import "context"
 
 // enlist queues a Submit that may wait behind the blocked Submits. d.mu is
 // held.
-func (d *dispatcher[T]) enlist(mode offerMode, job T) (verdict, *waiter[T], error) {
+func (d *dispatcher[T]) enlist(mode offerMode, t task[T]) (verdict, *waiter[task[T]], error) {
 	if mode != mayWait {
 		return full, nil, nil
 	}
-	w := d.waiters.Get().(*waiter[T])
-	w.msg = job
+	w := d.waiters.Get().(*waiter[task[T]])
+	w.msg = t
 	d.waiting.push(w)
 	return waiting, w, nil
 }
 
 // withdraw takes w off the list of blocked Submits, and reports whether it
 // was still there: if not, its outcome is on its way to w.ready.
-func (d *dispatcher[T]) withdraw(w *waiter[T]) bool {
+func (d *dispatcher[T]) withdraw(w *waiter[task[T]]) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if !w.queued {
 		return false
 	}
 	d.waiting.remove(w)
-	var zero T
-	w.msg = zero
+	w.msg = task[T]{}
 	return true
 }
 
@@ -45,11 +44,9 @@ func (d *dispatcher[T]) admit(a *after[T]) {
 		}
 		var err error
 		seq := d.seq
-		if d.keys != nil {
-			d.seq++
-		}
-		if d.keys == nil || d.keys.enter(w.msg, seq) {
-			if err = d.send(w.msg, seq, a); err == errWouldBlock {
+		d.seq++
+		if d.keys == nil || d.keys.enter(w.msg.job, seq) {
+			if err = d.place(w.msg, seq, a); err == errWouldBlock {
 				return
 			}
 		}
@@ -57,8 +54,7 @@ func (d *dispatcher[T]) admit(a *after[T]) {
 		if err == nil {
 			d.held++
 		}
-		var zero T
-		w.msg, w.err = zero, err
+		w.msg, w.err = task[T]{}, err
 		a.reply(w)
 	}
 }
@@ -106,24 +102,26 @@ func (d *dispatcher[T]) close() {
 // pool and returns the jobs left with it, to become dead letters: those
 // queued at it, and, if it was the last worker, every job held, whose
 // blocked Submits it answers with ErrNoRoutee. It returns nil when w was
-// stopped by Wait, with nothing left.
-func (d *dispatcher[T]) bury(w *worker[T]) []T {
+// stopped by Wait or retired by Resize, with nothing left.
+func (d *dispatcher[T]) bury(w *worker[T]) []task[T] {
 	var a after[T]
 	rest := d.buryLocked(w, &a)
 	a.run(d)
 	return rest
 }
 
-func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []T {
+func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []task[T] {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if w.dead {
 		return nil
 	}
 	w.dead = true
-	d.live--
-	if d.isIdle(w.index) {
-		d.unidle(w.index) // stopped by Wait, or idle when the last worker died
+	if !w.retired { // a retired worker was counted out, and its bit cleared, by Resize
+		d.live--
+		if d.isIdle(w.index) {
+			d.unidle(w.index) // stopped by Wait, or idle when the last worker died
+		}
 	}
 	if w.ended {
 		d.end(w, a) // admits no blocked Submit once live == 0
@@ -133,44 +131,74 @@ func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []T {
 			a.wake(d.takeIdle())
 		}
 	}
-	var rest []T
-	for job, ok := w.own.pop(); ok; job, ok = w.own.pop() {
-		rest = append(rest, job)
+	var rest []task[T]
+	for t, ok := w.own.pop(); ok; t, ok = w.own.pop() {
+		rest = append(rest, d.unplaced(t))
 	}
 	if d.live > 0 {
 		return rest
 	}
 	if d.keys != nil {
-		rest = append(rest, d.keys.drain()...)
-		for e, ok := d.ready.pop(); ok; e, ok = d.ready.pop() {
-			d.keys.leave(e.msg) // its key's queue was drained: this frees the key
+		for _, job := range d.keys.drain() {
+			rest = append(rest, task[T]{job: job})
+		}
+	}
+	for e, ok := d.ready.pop(); ok; e, ok = d.ready.pop() {
+		if d.keys != nil {
+			d.keys.leave(e.msg.job) // its key's queue was drained: this frees the key
+		}
+		rest = append(rest, d.unplaced(e.msg))
+	}
+	for e, ok := d.backlog.pop(); ok; e, ok = d.backlog.pop() {
+		rest = append(rest, d.unplaced(e.msg))
+	}
+	for b := d.batches.first; b != nil; b = b.next {
+		if b.queue == nil {
+			continue
+		}
+		for e, ok := b.queue.pop(); ok; e, ok = b.queue.pop() {
+			d.overLimit--
 			rest = append(rest, e.msg)
 		}
 	}
-	for job, ok := d.backlog.pop(); ok; job, ok = d.backlog.pop() {
-		rest = append(rest, job)
-	}
 	if d.mb != nil {
-		rest = append(rest, d.mb.Close()...)
+		for _, job := range d.mb.Close() {
+			rest = append(rest, task[T]{job: job})
+		}
 	}
 	list := d.waiting.detach()
 	a.refuseNoRoutee(list)
 	return rest
 }
 
+// unplaced returns t, a job dispatched but never taken, having counted it
+// out of its batch's dispatched jobs. d.mu is held.
+func (d *dispatcher[T]) unplaced(t task[T]) task[T] {
+	if t.b != nil {
+		t.b.admitted--
+	}
+	return t
+}
+
 // deadLetters delivers the dead letters of jobs that will never run, then
 // counts them out.
-func (d *dispatcher[T]) deadLetters(jobs []T, target string, reason error) {
-	if len(jobs) == 0 {
+func (d *dispatcher[T]) deadLetters(tasks []task[T], target string, reason error) {
+	if len(tasks) == 0 {
 		return
 	}
-	for _, job := range jobs {
-		d.letter(job, target, reason)
+	for _, t := range tasks {
+		d.letter(t, target, reason)
 	}
 	var a after[T]
 	d.mu.Lock()
-	d.dropped += int64(len(jobs))
-	d.held -= len(jobs)
+	d.dropped += int64(len(tasks))
+	d.held -= len(tasks)
+	for _, t := range tasks {
+		if t.b != nil {
+			t.b.dropped++
+			t.b.release(a.reply)
+		}
+	}
 	d.admit(&a)
 	d.checkDrained()
 	d.mu.Unlock()
@@ -184,10 +212,10 @@ func (d *dispatcher[T]) deadLetters(jobs []T, target string, reason error) {
 // served at once.
 type after[T any] struct {
 	wakes    [2]*worker[T]
-	replies  [2]*waiter[T]
-	noRoutee *waiter[T] // to refuse with ErrNoRoutee
-	drops    bool       // d.evicted has jobs
-	any      bool       // something to do
+	replies  [2]*waiter[task[T]]
+	noRoutee *waiter[task[T]] // to refuse with ErrNoRoutee
+	drops    bool             // d.evicted has jobs
+	any      bool             // something to do
 }
 
 func (a *after[T]) wake(w *worker[T]) {
@@ -201,7 +229,7 @@ func (a *after[T]) wake(w *worker[T]) {
 	w.ref.wake()
 }
 
-func (a *after[T]) reply(w *waiter[T]) {
+func (a *after[T]) reply(w *waiter[task[T]]) {
 	a.any = true
 	for i := range a.replies {
 		if a.replies[i] == nil {
@@ -212,7 +240,7 @@ func (a *after[T]) reply(w *waiter[T]) {
 	w.ready <- struct{}{} // its err is set
 }
 
-func (a *after[T]) refuseNoRoutee(list *waiter[T]) { a.noRoutee, a.any = list, true }
+func (a *after[T]) refuseNoRoutee(list *waiter[task[T]]) { a.noRoutee, a.any = list, true }
 
 func (a *after[T]) run(d *dispatcher[T]) {
 	if !a.any {
@@ -234,14 +262,18 @@ func (a *after[T]) run(d *dispatcher[T]) {
 		evicted := d.evicted
 		d.evicted = nil
 		d.mu.Unlock()
-		d.deadLetters(evicted, "", ErrEvicted)
+		tasks := make([]task[T], len(evicted))
+		for i, job := range evicted {
+			tasks[i].job = job
+		}
+		d.deadLetters(tasks, "", ErrEvicted)
 	}
 }
 
 // await blocks a Submit queued as w until the pool accepts or refuses its
 // job (refusing it once Wait begins or the pool's context ends), or ctx
 // ends first.
-func (p *Pool[T]) await(ctx context.Context, w *waiter[T]) error {
+func (p *Pool[T]) await(ctx context.Context, w *waiter[task[T]]) error {
 	select {
 	case <-w.ready:
 		err := w.err
@@ -258,8 +290,9 @@ func (p *Pool[T]) await(ctx context.Context, w *waiter[T]) error {
 	return err
 }
 
-// refusal is what Submit returns for a verdict other than waiting.
-func (p *Pool[T]) refusal(v verdict, err error) error {
+// refusal is what Submit returns for a verdict other than waiting, for a
+// job of batch b, or of the pool if b is nil.
+func (p *Pool[T]) refusal(v verdict, err error, b *Batch[T]) error {
 	switch v {
 	case accepted:
 		return nil
@@ -269,6 +302,10 @@ func (p *Pool[T]) refusal(v verdict, err error) error {
 		return p.ctx.Err()
 	case noWorker:
 		return ErrNoRoutee
+	case batchShut:
+		return ErrBatchClosed
+	case batchEnded:
+		return b.ctx.Err()
 	}
 	return err
 }

@@ -36,12 +36,13 @@ type dispatcher[T any] struct {
 	_  [60]byte
 
 	// What every job reads or writes, on two cache lines.
-	backlog    ring[T]     // the backlog, unless WithMailbox made one
-	held       int         // jobs accepted and not ended
-	waiting    waitList[T] // Submits blocked on a full pool, oldest first
-	limit      int         // the most jobs held at once; 0: no bound of the pool's own
-	nidle      int         // idle workers
-	backlogged int64       // jobs that waited in the backlog
+	backlog    ring[prioItem[task[T]]] // the backlog, unless WithMailbox made one; with each job's seq
+	held       int                     // jobs accepted and not ended
+	waiting    waitList[task[T]]       // Submits blocked on a full pool, oldest first
+	limit      int                     // the most jobs held at once; 0: no bound of the pool's own
+	nidle      int                     // idle workers
+	seq        uint64                  // the jobs accepted so far: the next one's place in the order of submission
+	backlogged int64                   // jobs that waited in the backlog
 	// stopped records that the pool's context was seen done: from then on
 	// every dispatch skips its job. The pool's own cancellation (the first
 	// error's, with WithCancelOnError) sets it as it cancels. A parent's
@@ -59,42 +60,60 @@ type dispatcher[T any] struct {
 	cursor  int   // the worker after the one last handed a job
 
 	idle     []uint64 // one bit per idle worker: parked, or about to be, with nothing to run
-	workers  []worker[T]
+	workers  []*worker[T]
 	strategy Strategy
 	ctx      context.Context // the pool's
 	watch    bool            // ctx's parent can end: dispatches read ctx (see stopped)
 	mb       Mailbox[T]      // the backlog WithMailbox made
 	keys     keyGate[T]      // WithKey: jobs wait behind their key's job here
-	ready    prioHeap[T]     // WithKey: the backlog, in submission order
-	seq      uint64          // WithKey: the jobs submitted so far
-	pin      keyPin[T]       // WithConsistentHash: jobs queue at their key's worker
-	upFn     func(int) bool
-	evicted  []T   // jobs the backlog mailbox evicted, waiting for their dead letters
-	dropped  int64 // jobs evicted, or left behind by workers that died
+	// ready holds jobs that became free to run after they were submitted,
+	// in submission order: a keyed pool's backlog, and a plain pool's batch
+	// jobs released by their batch's limit, which take turns with the
+	// backlog by seq.
+	ready   prioHeap[task[T]]
+	pin     keyPin[T] // WithConsistentHash: jobs queue at their key's worker
+	upFn    func(int) bool
+	evicted []T   // jobs the backlog mailbox evicted, waiting for their dead letters
+	dropped int64 // jobs evicted, or left behind by workers that died
+
+	// Batches and Resize.
+	batches   batchList[T] // the batches not waited for yet, for Shutdown
+	overLimit int          // batch jobs waiting behind their batch's limit
+	perWorker int          // the bound per worker (1+queue size), or 0: Resize moves limit with it
+	gone      []*worker[T] // workers Resize retired, until Wait has seen them exit
+	retired   retiredStats // what the retired workers that exited had done
 
 	drained   chan struct{} // closed once no job is held after Wait began
 	isDrained bool
 	unwatch   func() bool   // stops the watch of ctx that runs refuseAll
 	refused   chan struct{} // closed once refuseAll has run
 
-	waiters sync.Pool // of *waiter[T]
+	waiters sync.Pool // of *waiter[task[T]]
 
 	// letter delivers the dead letter of a job that will never run.
-	letter func(job T, target string, reason error)
+	letter func(t task[T], target string, reason error)
 }
 
 // A verdict is what the dispatcher made of a job offered to it.
 type verdict int8
 
 const (
-	accepted verdict = iota // the pool holds the job
-	waiting                 // the pool is full, and the Submit is queued
-	full                    // the pool is full, and the caller may not wait
-	shut                    // Wait began
-	ended                   // the pool's context is done
-	noWorker                // every worker has died
-	refused                 // the backlog mailbox refused the job: see the error
+	accepted   verdict = iota // the pool holds the job
+	waiting                   // the pool is full, and the Submit is queued
+	full                      // the pool is full, and the caller may not wait
+	shut                      // Wait began
+	ended                     // the pool's context is done
+	noWorker                  // every worker has died
+	refused                   // the backlog mailbox refused the job: see the error
+	batchShut                 // the batch's Wait began
+	batchEnded                // the batch's context is done
 )
+
+// A task is a job in the dispatcher, with the batch it belongs to, if any.
+type task[T any] struct {
+	job T
+	b   *Batch[T]
+}
 
 // How a job is offered to the pool.
 type offerMode int8
@@ -116,7 +135,7 @@ func (d *dispatcher[T]) init(n int, s Strategy, ctx, parent context.Context) {
 	d.idle = make([]uint64, (n+63)/64)
 	d.drained = make(chan struct{})
 	d.refused = make(chan struct{})
-	d.waiters.New = func() any { return &waiter[T]{ready: make(chan struct{}, 1)} }
+	d.waiters.New = func() any { return &waiter[task[T]]{ready: make(chan struct{}, 1)} }
 	d.plain = d.mb == nil && d.keys == nil && d.pin == nil
 	d.unwatch = context.AfterFunc(ctx, d.refuseAll)
 }
@@ -143,47 +162,56 @@ func (d *dispatcher[T]) lock(done bool) {
 	}
 }
 
-// cancel cancels the pool's context with cause, and stops dispatching.
+// cancel cancels the pool's context with cause, and stops dispatching, in
+// one turn of the lock: no dispatch runs a job after a job could see the
+// context end (the parent of a pool of NewGroup cannot end, so dispatches
+// do not read it), nor skips one before its cause is set.
 func (d *dispatcher[T]) cancel(cancel context.CancelCauseFunc, cause error) {
-	cancel(cause)
 	d.lock(true)
+	cancel(cause)
 	d.mu.Unlock()
 }
 
-// offer takes job into the pool if it can. A job's own Submit (fromJob) is
+// offer takes t into the pool if it can. A job's own Submit (fromJob) is
 // accepted after Wait began and, in a keyed pool, beyond the bound; it never
 // waits, and runs its job inline when offer says full. When the pool is
-// full, a Submit that may wait is queued with job, and offer returns
-// waiting and the blocked Submit. Workers to wake are left in a.
-func (d *dispatcher[T]) offer(job T, mode offerMode, a *after[T]) (verdict, *waiter[T], error) {
+// full, a Submit that may wait is queued with t, and offer returns waiting
+// and the blocked Submit. Workers to wake are left in a.
+func (d *dispatcher[T]) offer(t task[T], mode offerMode, a *after[T]) (verdict, *waiter[task[T]], error) {
 	done := d.seesDone()
 	if !d.plain {
-		return d.offerAny(job, mode, done, a)
+		return d.offerAny(t, mode, done, a)
 	}
 	// The default backlog, with room: what nearly every Submit does.
 	d.lock(done)
-	if d.closed || d.stopped || d.live == 0 || d.held >= d.limit || d.waiting.first != nil {
+	if d.closed || d.stopped || d.live == 0 || d.held >= d.limit || d.waiting.first != nil || t.b != nil && !t.b.free() {
 		d.mu.Unlock()
-		return d.offerAny(job, mode, done, a)
+		return d.offerAny(t, mode, done, a)
 	}
 	d.held++
+	seq := d.seq
+	d.seq++
+	if t.b != nil {
+		t.b.accept()
+	}
 	if d.nidle > 0 {
 		w := d.takeIdle()
-		w.own.push(job)
+		w.own.push(t)
 		d.mu.Unlock()
 		a.wake(w)
 		return accepted, nil, nil
 	}
-	d.backlog.push(job)
+	d.backlog.push(prioItem[task[T]]{msg: t, seq: seq})
 	d.backlogged++
 	d.mu.Unlock()
 	return accepted, nil, nil
 }
 
 // offerAny is offer for every pool and case.
-func (d *dispatcher[T]) offerAny(job T, mode offerMode, done bool, a *after[T]) (verdict, *waiter[T], error) {
+func (d *dispatcher[T]) offerAny(t task[T], mode offerMode, done bool, a *after[T]) (verdict, *waiter[task[T]], error) {
 	d.lock(done)
 	defer d.mu.Unlock() // also if a mailbox or key function panics
+	b := t.b
 	switch {
 	case d.closed && (mode != fromJob || d.isDrained):
 		// A job's own Submit is let in while some job runs: after the pool
@@ -193,11 +221,15 @@ func (d *dispatcher[T]) offerAny(job T, mode offerMode, done bool, a *after[T]) 
 		return noWorker, nil, nil
 	case d.stopped:
 		return ended, nil, nil
+	case b != nil && b.closed && (mode != fromJob || b.held == 0):
+		return batchShut, nil, nil
+	case b != nil && b.stopped:
+		return batchEnded, nil, nil
 	}
 	if d.limit > 0 && d.held >= d.limit || d.waiting.first != nil {
 		switch {
 		case mode != fromJob:
-			return d.enlist(mode, job)
+			return d.enlist(mode, t)
 		case d.keys == nil && d.pin == nil:
 			return full, nil, nil // run it inline: blocking could deadlock
 		}
@@ -205,18 +237,16 @@ func (d *dispatcher[T]) offerAny(job T, mode offerMode, done bool, a *after[T]) 
 		// beyond the bound.
 	}
 	seq := d.seq
-	if d.keys != nil {
-		d.seq++
-		if !d.keys.enter(job, seq) {
-			d.held++
-			return accepted, nil, nil
-		}
+	d.seq++
+	if d.keys != nil && !d.keys.enter(t.job, seq) {
+		d.held++
+		return accepted, nil, nil
 	}
-	switch err := d.send(job, seq, a); {
+	switch err := d.place(t, seq, a); {
 	case err == errWouldBlock && mode == fromJob:
 		return full, nil, nil
 	case err == errWouldBlock:
-		return d.enlist(mode, job)
+		return d.enlist(mode, t)
 	case err != nil:
 		return refused, nil, err
 	}
@@ -224,17 +254,32 @@ func (d *dispatcher[T]) offerAny(job T, mode offerMode, done bool, a *after[T]) 
 	return accepted, nil, nil
 }
 
-// send sends a job that may run now (its key, if any, is free) to an idle
-// worker, or to the backlog, from which a worker dispatches it; seq is its
-// place in the order of submission, for a keyed pool's. d.mu is held; the
-// job is not counted in held yet. Only a backlog mailbox fails:
-// errWouldBlock when it is full and would block, or the error it refused
-// the job with.
-func (d *dispatcher[T]) send(job T, seq uint64, a *after[T]) error {
+// place sends a job that may run now (its key, if any, is free) on, as
+// send does, unless it belongs to a batch at its limit: then it waits
+// behind the batch's running jobs (see Batch). d.mu is held; the job is
+// not counted in held yet. It fails as send does.
+func (d *dispatcher[T]) place(t task[T], seq uint64, a *after[T]) error {
+	if b := t.b; b != nil { // a plain pool's: send does not fail
+		if !b.accept() {
+			b.queue.push(prioItem[task[T]]{msg: t, seq: seq})
+			d.overLimit++
+			d.backlogged++
+			return nil
+		}
+	}
+	return d.send(t, seq, a)
+}
+
+// send sends a job that may run now to an idle worker, or to the backlog,
+// from which a worker dispatches it; seq is its place in the order of
+// submission. d.mu is held; the job is not counted in held yet. Only a
+// backlog mailbox fails: errWouldBlock when it is full and would block, or
+// the error it refused the job with.
+func (d *dispatcher[T]) send(t task[T], seq uint64, a *after[T]) error {
 	if d.pin != nil {
-		i := d.pin.place(job, len(d.workers), d.upFn) // d.live > 0: some worker is up
-		w := &d.workers[i]
-		w.own.push(job)
+		i := d.pin.place(t.job, len(d.workers), d.upFn) // d.live > 0: some worker is up
+		w := d.workers[i]
+		w.own.push(t)
 		if d.isIdle(i) {
 			d.unidle(i)
 			a.wake(w)
@@ -242,28 +287,27 @@ func (d *dispatcher[T]) send(job T, seq uint64, a *after[T]) error {
 		return nil
 	}
 	// Workers take from the backlog before they go idle, under this lock:
-	// if one is idle, the backlog is empty, and job is the oldest.
-	if d.nidle > 0 && (d.keys == nil || d.ready.len() == 0) {
+	// if one is idle, the backlog is empty, and t is the oldest job.
+	if d.nidle > 0 && d.ready.len() == 0 {
 		w := d.takeIdle()
-		w.own.push(job)
+		w.own.push(t)
 		a.wake(w)
 		return nil
 	}
-	switch {
-	case d.keys != nil:
-		d.ready.push(prioItem[T]{msg: job, seq: seq})
+	if d.mb == nil {
+		if d.keys != nil {
+			d.ready.push(prioItem[task[T]]{msg: t, seq: seq})
+		} else {
+			d.backlog.push(prioItem[task[T]]{msg: t, seq: seq})
+		}
 		d.backlogged++
 		if d.nidle > 0 { // only in bury: older jobs are ready; an idle worker takes them in order
 			a.wake(d.takeIdle())
 		}
 		return nil
-	case d.mb == nil:
-		d.backlog.push(job)
-		d.backlogged++
-		return nil
 	}
 	n := len(d.evicted)
-	err := d.mb.Enqueue(canceledCtx, job)
+	err := d.mb.Enqueue(canceledCtx, t.job)
 	if len(d.evicted) > n {
 		a.drops, a.any = true, true
 	}
@@ -286,16 +330,16 @@ var canceledCtx = func() context.Context {
 
 // queued reports the jobs waiting to be dispatched. d.mu is held.
 func (d *dispatcher[T]) queued() int {
-	n := d.backlog.n
+	n := d.backlog.n + d.ready.len() + d.overLimit
 	if d.mb != nil {
 		n += d.mb.Len()
 	}
 	if d.keys != nil {
-		n += d.keys.queued() + d.ready.len()
+		n += d.keys.queued()
 	}
 	if d.pin != nil {
-		for i := range d.workers {
-			n += d.workers[i].own.n
+		for _, w := range d.workers {
+			n += w.own.n
 		}
 	}
 	return n

@@ -339,7 +339,7 @@ func TestOptionsThatDoNotApplyPanic(t *testing.T) {
 			func() { crew.Spawn(ctx, handle, crew.WithStrategy(crew.RoundRobin())) }},
 		{"crew: Spawn: WithQueueSize (for pools) does not apply",
 			func() { crew.Spawn(ctx, handle, crew.WithQueueSize(2)) }},
-		{"crew: SpawnRouter: WithAllErrors (for pools) does not apply",
+		{"crew: SpawnRouter: WithAllErrors (for pools and batches) does not apply",
 			func() { crew.SpawnRouter(ctx, 2, handle, crew.WithAllErrors()) }},
 		{"crew: NewPool: WithErrorHandler (for actors and routers; a pool's errors go to Wait) does not apply",
 			func() { crew.NewPool(2, handle, crew.WithErrorHandler(func(error) {})) }},

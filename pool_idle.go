@@ -11,9 +11,13 @@ func (d *dispatcher[T]) up(i int) bool { return !d.workers[i].dead }
 
 func (d *dispatcher[T]) isIdle(i int) bool { return d.idle[i/64]&(1<<(i%64)) != 0 }
 
+// setIdle marks worker i idle. A worker woken with nothing to take (by
+// Resize) may mark itself idle twice: the second time changes nothing.
 func (d *dispatcher[T]) setIdle(i int) {
-	d.idle[i/64] |= 1 << (i % 64)
-	d.nidle++
+	if !d.isIdle(i) {
+		d.idle[i/64] |= 1 << (i % 64)
+		d.nidle++
+	}
 }
 
 func (d *dispatcher[T]) unidle(i int) {
@@ -42,5 +46,5 @@ func (d *dispatcher[T]) takeIdle() *worker[T] {
 	if d.cursor = i + 1; d.cursor == n {
 		d.cursor = 0
 	}
-	return &d.workers[i]
+	return d.workers[i]
 }

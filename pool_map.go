@@ -59,3 +59,51 @@ func Map[T, R any](ctx context.Context, workers int, inputs []T, f func(context.
 	}
 	return out, nil
 }
+
+// MapBatch calls f on each of inputs as one batch on the shared pool p, and
+// returns the results in the order of inputs: Map's counterpart for a
+// long-lived pool. The batch's context derives from ctx; its first error
+// cancels it, skipping the inputs not yet started, and MapBatch returns nil
+// and that error once the calls in progress have returned. If ctx ends
+// first, it returns nil and context.Cause(ctx). opts are the batch's
+// (WithLimit, WithAllErrors, WithDeadLetters). It panics if ctx, p or f is
+// nil.
+func MapBatch[T, R any](ctx context.Context, p *Pool[Job], inputs []T, f func(context.Context, T) (R, error), opts ...Option) ([]R, error) {
+	if ctx == nil {
+		panic("crew: MapBatch: nil context")
+	}
+	if p == nil {
+		panic("crew: MapBatch: nil pool")
+	}
+	if f == nil {
+		panic("crew: MapBatch: nil function")
+	}
+	b, bctx := p.NewBatch(ctx, opts...)
+	out := make([]R, len(inputs))
+	var refused error
+	for i := range inputs {
+		err := b.Submit(bctx, func(ctx context.Context) error {
+			r, err := f(ctx, inputs[i])
+			out[i] = r
+			return err
+		})
+		if err != nil {
+			refused = err
+			if bctx.Err() != nil {
+				refused = context.Cause(bctx) // the first error, or ctx's end
+			}
+			break
+		}
+	}
+	err := b.Wait()
+	if err == nil {
+		err = refused
+	}
+	if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		err = context.Cause(ctx) // a call that returned ctx's error when ctx ended: say why it ended
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

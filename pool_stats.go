@@ -1,6 +1,10 @@
 package crew
 
-// PoolStats is a snapshot of a pool's counters, from Pool.Stats. While the
+import "slices"
+
+// PoolStats is a snapshot of a pool's counters, from Pool.Stats, its
+// batches' jobs included (but for those a batch's job ran inline: see
+// BatchStats), and the retired workers' (Resize) in the totals. While the
 // pool runs, the workers' counters are read one after another, not at one
 // instant, so they may disagree by the few jobs that ended meanwhile; after
 // Wait they are exact.
@@ -29,24 +33,33 @@ type WorkerStats struct {
 	Handled int64  // jobs it ran (Inline ones too)
 }
 
-// Stats returns a snapshot of the pool's counters. It holds the pool's lock
-// for O(workers) and allocates the PerWorker slice.
+// Stats returns a snapshot of the pool's counters, its batches' jobs
+// included. It holds the pool's lock for O(workers) and allocates the
+// PerWorker slice.
 func (p *Pool[T]) Stats() PoolStats {
-	n := len(p.d.workers)
-	s := PoolStats{Workers: n, PerWorker: make([]WorkerStats, n)}
+	d := &p.d
+	d.mu.Lock()
+	workers := slices.Clone(d.workers)
+	gone := slices.Clone(d.gone)
+	d.mu.Unlock()
+	s := PoolStats{Workers: len(workers), PerWorker: make([]WorkerStats, len(workers))}
 	// An inline job counts in Inline and Completed once it ended: read
 	// those first, so that one ending meanwhile is not counted in the rest.
-	for i := range p.d.workers {
-		w := &p.d.workers[i]
+	var goneInline, goneHandled int64 // of the retired workers not yet exited
+	for i, w := range workers {
 		inline := w.inline.Load()
 		s.PerWorker[i] = WorkerStats{Name: w.ref.name, Handled: inline}
 		s.Inline += inline
 		s.Failed += w.failed.Load()
 		s.Panicked += w.panicked.Load()
 	}
+	for _, w := range gone {
+		goneInline += w.inline.Load()
+		s.Failed += w.failed.Load()
+		s.Panicked += w.panicked.Load()
+	}
 	s.Failed += p.exits.Load()
 	// The rest is counted under the lock that counts jobs in and out.
-	d := &p.d
 	d.mu.Lock()
 	held := d.held
 	s.Queued = d.queued()
@@ -54,17 +67,32 @@ func (p *Pool[T]) Stats() PoolStats {
 	if d.keys != nil {
 		s.Keys = d.keys.active()
 	}
-	for i := range d.workers {
-		w := &d.workers[i]
+	for i, w := range workers {
 		s.PerWorker[i].Queued = w.own.n
 		s.PerWorker[i].Handled += w.handled
 		s.Canceled += w.canceled
 	}
+	for _, w := range gone {
+		goneHandled += w.handled
+		s.Canceled += w.canceled
+	}
+	r := d.retired
 	d.mu.Unlock()
+	s.Inline += goneInline + r.inline
+	s.Completed = goneInline + goneHandled + r.handled + r.inline
+	s.Failed += r.failed
+	s.Panicked += r.panicked
+	s.Canceled += r.canceled
 	for _, w := range s.PerWorker {
 		s.Completed += w.Handled
 	}
 	s.Running = max(held-s.Queued, 0)
 	s.Submitted = s.Completed + s.Canceled + s.Dropped + int64(held)
 	return s
+}
+
+// retiredStats is what the workers that Resize retired did, once they have
+// exited (see Resize).
+type retiredStats struct {
+	handled, canceled, inline, failed, panicked int64
 }

@@ -8,10 +8,11 @@ import "time"
 // next gives worker w its next job. It counts out the job w ended since its
 // last call, then returns the next job for w: one handed to it, else the
 // oldest in the backlog. It skips the jobs dispatched once the pool's
-// context is done (w records them). With none left it returns ok == false,
-// having marked w idle if park is set: w then waits for its signal, which a
-// job handed to it sends. A worker calls it without park after each job,
-// and with park (its mailbox's Dequeue) when that finds nothing.
+// context (or their batch's) is done (w records them). With none left it
+// returns ok == false, having marked w idle if park is set: w then waits
+// for its signal, which a job handed to it sends. A worker calls it
+// without park after each job, and with park (its mailbox's Dequeue) when
+// that finds nothing.
 func (d *dispatcher[T]) next(w *worker[T], park bool) (job T, ok bool) {
 	for {
 		var a after[T]
@@ -43,20 +44,42 @@ func (d *dispatcher[T]) take(w *worker[T], park bool, a *after[T]) (job T, ok, s
 	if w.ended {
 		d.end(w, a)
 	}
+	var t task[T]
 	switch {
 	case w.own.n > 0:
-		job, ok = w.own.pop()
-	case d.backlog.n > 0:
-		job, ok = d.backlog.pop()
-		skip = d.stopped
-		if d.backlog.n == 0 && len(d.backlog.buf) > keptRingSlots {
-			d.backlog.release()
-		}
+		t, ok = w.own.pop()
+	case w.away:
+		d.leave(w, a)
+	case d.backlog.n > 0 || d.ready.len() > 0:
+		t, ok = d.popBacklog(), true
+		skip = d.stopped || t.b != nil && t.b.done()
 	case park && !w.dead:
 		d.setIdle(w.index)
 	}
+	if ok {
+		w.batch = t.b
+		if t.b != nil {
+			t.b.running++
+		}
+	}
 	d.mu.Unlock()
-	return job, ok, skip
+	return t.job, ok, skip
+}
+
+// popBacklog removes and returns the oldest job of a plain pool's backlog:
+// the ring's first, or the first of the batch jobs released into ready
+// since, whichever was submitted first. d.mu is held; one of them has a
+// job.
+func (d *dispatcher[T]) popBacklog() task[T] {
+	if n := d.ready.len(); n > 0 && (d.backlog.n == 0 || d.ready.h[0].seq < d.backlog.buf[d.backlog.head].seq) {
+		e, _ := d.ready.pop()
+		return e.msg
+	}
+	e, _ := d.backlog.pop()
+	if d.backlog.n == 0 && len(d.backlog.buf) > keptRingSlots {
+		d.backlog.release()
+	}
+	return e.msg
 }
 
 // takeAny is take for every pool.
@@ -66,17 +89,21 @@ func (d *dispatcher[T]) takeAny(w *worker[T], park, done bool, a *after[T]) (job
 	if w.ended {
 		d.end(w, a)
 	}
-	if job, ok = w.own.pop(); ok {
+	var t task[T]
+	if t, ok = w.own.pop(); ok {
 		// A job handed to w runs whatever happens; one queued at w by its
 		// key's pin is w's backlog.
-		return job, true, d.pin != nil && d.stopped
+		return t.job, true, d.pin != nil && d.stopped
 	}
 	switch {
+	case w.away:
+		d.leave(w, a)
+		return job, false, false
 	case d.pin != nil:
 	case d.keys != nil:
-		var e prioItem[T]
+		var e prioItem[task[T]]
 		if e, ok = d.ready.pop(); ok {
-			return e.msg, true, d.stopped
+			return e.msg.job, true, d.stopped
 		}
 	default: // a backlog mailbox: the other pools are plain
 		if job, ok = d.mb.Dequeue(); ok {
@@ -90,17 +117,34 @@ func (d *dispatcher[T]) takeAny(w *worker[T], park, done bool, a *after[T]) (job
 	return job, false, false
 }
 
-// end counts out the job w ended, queues the next job of its key in the
-// backlog, and hands the room to blocked Submits. d.mu is held.
+// leave is take for a worker that takes no job from the backlog: one that
+// Resize started and has not joined the pool yet, or one it retired, which
+// then exits (see exit). What the worker's last job freed (a job of its key
+// or batch, room for a blocked Submit) goes to an idle worker instead.
+// d.mu is held.
+func (d *dispatcher[T]) leave(w *worker[T], a *after[T]) {
+	w.exit = w.retired
+	if d.nidle > 0 && d.backlog.n+d.ready.len() > 0 {
+		a.wake(d.takeIdle())
+	}
+}
+
+// end counts out the job w ended, queues the next job of its key or batch
+// in the backlog, and hands the room to blocked Submits. d.mu is held.
 func (d *dispatcher[T]) end(w *worker[T], a *after[T]) {
 	w.ended = false
-	if w.skipped {
+	skipped := w.skipped
+	if skipped {
 		w.skipped = false
 		w.canceled++
 	} else {
 		w.handled++
 	}
 	d.held--
+	if b := w.batch; b != nil {
+		w.batch = nil
+		d.endBatch(b, skipped, a)
+	}
 	if d.plain && d.waiting.first == nil && !d.closed {
 		return
 	}
@@ -112,7 +156,7 @@ func (d *dispatcher[T]) end(w *worker[T], a *after[T]) {
 			// Into the backlog, in its order, even if a worker is idle:
 			// the caller, w's take, takes the oldest job next, without a
 			// worker to wake. (bury, the other caller, feeds the idle.)
-			d.ready.push(next)
+			d.ready.push(prioItem[task[T]]{msg: task[T]{job: next.msg}, seq: next.seq})
 			d.backlogged++
 		}
 	}

@@ -22,9 +22,12 @@ type worker[T any] struct {
 	keyed bool // WithKey: the dispatcher needs each job's key at its end
 
 	// Guarded by the dispatcher's lock.
-	own               ring[T] // jobs handed to this worker, or queued at it by WithConsistentHash
-	dead              bool    // died, or stopped by Wait
-	handled, canceled int64   // jobs it ran, jobs it skipped: counted with held, for Stats
+	own               ring[task[T]] // jobs handed to this worker, or queued at it by WithConsistentHash
+	dead              bool          // died, or stopped by Wait
+	away              bool          // takes no job from the backlog: not joined yet, or retired (Resize)
+	retired           bool          // retired by Resize: exits once it has run the jobs handed to it
+	handled, canceled int64         // jobs it ran, jobs it skipped: counted with held, for Stats
+	batch             *Batch[T]     // the batch of the job it took last, if any
 
 	// Written by the worker's goroutine, read by the dispatcher on it.
 	ended   bool      // a job ended since the dispatcher last counted one out
@@ -32,6 +35,7 @@ type worker[T any] struct {
 	last    T         // that job, for its key (WithKey)
 	streak  int       // jobs taken since the worker was idle, or since share last looked
 	since   time.Time // when share began to time the worker's streak
+	exit    bool      // retired, with nothing left to run: its mailbox stops it
 
 	// Also written by the goroutines of its jobs, whose own Submits on a
 	// full pool run inline on them.
@@ -51,7 +55,16 @@ type workerBox[T any] struct{ w *worker[T] }
 var errTold = errors.New("crew: a pool's worker takes no messages")
 
 func (b workerBox[T]) Enqueue(context.Context, T) error { return errTold }
-func (b workerBox[T]) Dequeue() (T, bool)               { return b.w.pool.d.next(b.w, true) }
+
+// Dequeue gives the worker its next job; a worker that Resize retired stops
+// here once it has none.
+func (b workerBox[T]) Dequeue() (T, bool) {
+	job, ok := b.w.pool.d.next(b.w, true)
+	if !ok && b.w.exit {
+		b.w.ref.Stop()
+	}
+	return job, ok
+}
 
 // Len reports the jobs queued at the worker itself.
 func (b workerBox[T]) Len() int {
@@ -84,11 +97,18 @@ func (w *worker[T]) run(_ context.Context, job T) error {
 }
 
 // skip accounts for a job the dispatcher skipped because the pool's
-// context is done.
+// context, or its batch's, is done.
 func (w *worker[T]) skip(job T) {
 	p := w.pool
-	if p.sink != nil {
-		p.sink(DeadLetter{Message: job, Target: w.ref.name, Reason: context.Cause(p.ctx)})
+	sink, ctx := p.sink, p.ctx
+	if b := w.batch; b != nil {
+		sink = b.sink
+		if b.ctx.Err() != nil {
+			ctx = b.ctx
+		}
+	}
+	if sink != nil {
+		sink(DeadLetter{Message: job, Target: w.ref.name, Reason: context.Cause(ctx)})
 	}
 	w.ended, w.skipped = true, true
 	if w.keyed {
@@ -103,13 +123,17 @@ func (w *worker[T]) skip(job T) {
 // mailbox.
 func (w *worker[T]) runJob(job T) {
 	defer w.finish(job)
-	if err := w.pool.handle(w.ctx, job); err != nil {
-		w.fail(err)
+	ctx := w.ctx
+	if b := w.batch; b != nil {
+		ctx = &b.jobCtx
+	}
+	if err := w.pool.handle(ctx, job); err != nil {
+		w.fail(err, w.batch)
 	}
 }
 
 func (w *worker[T]) finish(job T) {
-	w.recovered(recover())
+	w.recovered(recover(), w.batch)
 	w.ended = true
 	if w.keyed {
 		w.last = job
@@ -121,69 +145,75 @@ func (w *worker[T]) finish(job T) {
 func (w *worker[T]) runInline(job T) {
 	defer w.finishInline()
 	if err := w.pool.handle(w.ctx, job); err != nil {
-		w.fail(err)
+		w.fail(err, nil)
 	}
 }
 
 func (w *worker[T]) finishInline() {
-	w.recovered(recover())
+	w.recovered(recover(), nil)
 	w.inline.Add(1)
 }
 
-// recovered records a job's panic, if v is one.
-func (w *worker[T]) recovered(v any) {
+// recovered records a panic of a job of batch b (nil: of the pool), if v is
+// one.
+func (w *worker[T]) recovered(v any, b *Batch[T]) {
 	if v != nil {
 		w.panicked.Add(1)
 		r := panics.NewRecovered(2, v)
-		w.fail(r.AsError())
+		if b != nil {
+			b.panicked.Add(1)
+		}
+		w.fail(r.AsError(), b)
 	}
 }
 
-func (w *worker[T]) fail(err error) {
+// fail records the error of a job of batch b, or of the pool if b is nil.
+func (w *worker[T]) fail(err error, b *Batch[T]) {
 	w.failed.Add(1)
+	if b != nil {
+		b.failed.Add(1)
+		b.record(err)
+		return
+	}
 	w.pool.record(err)
 }
 
 // record keeps err for Wait and cancels the pool's context on the first
 // error if it should.
 func (p *Pool[T]) record(err error) {
-	p.mu.Lock()
-	first := p.err == nil
-	if first {
-		p.err = err
-	}
-	if p.allErrors && (first || !p.noise(err)) {
-		p.errs = append(p.errs, err)
-	}
-	p.mu.Unlock()
-	if first && p.cancelOnError {
+	if p.errs.add(err, p.ctx) && p.cancelOnError {
 		p.d.cancel(p.cancel, err)
 	}
 }
 
-// noise reports whether err only echoes the end of the pool's context, as
-// the jobs still running when the first error canceled it tend to return.
-func (p *Pool[T]) noise(err error) bool {
-	return p.ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
-}
-
-// workerError receives what a worker's actor reports; the jobs' own errors
+// exited receives what the worker's actor reports; the jobs' own errors
 // and panics are recorded by runJob, so this only sees a job's Goexit,
-// which counts as a failed job.
-func (p *Pool[T]) workerError(err error) {
-	p.exits.Add(1)
-	p.record(err)
+// which counts as a failed job, of the job's batch if it has one. It runs
+// on the worker's goroutine, before its mailbox is closed.
+func (w *worker[T]) exited(err error) {
+	w.pool.exits.Add(1)
+	if b := w.batch; b != nil {
+		b.failed.Add(1)
+		b.record(err)
+		return
+	}
+	w.pool.record(err)
 }
 
 // letter delivers the dead letter of a job dropped by the backlog or left
-// with a dead worker: to the sink of WithDeadLetters, or the log.
-func (p *Pool[T]) letter(job T, target string, reason error) {
+// with a dead worker: to the sink of its batch or of WithDeadLetters, or
+// the log.
+func (p *Pool[T]) letter(t task[T], target string, reason error) {
 	if target == "" {
 		target = p.name
 	}
-	d := DeadLetter{Message: job, Target: target, Reason: reason}
-	if p.sink != nil {
-		p.sink(d)
+	sink := p.sink
+	if t.b != nil {
+		sink = t.b.sink
+	}
+	d := DeadLetter{Message: t.job, Target: target, Reason: reason}
+	if sink != nil {
+		sink(d)
 	} else {
 		logDeadLetter(d)
 	}

@@ -67,3 +67,23 @@ func (l *waitList[T]) detach() *waiter[T] {
 	l.first, l.last = nil, nil
 	return first
 }
+
+// extract takes the waiters that match off the list and returns them,
+// linked through next, oldest first, as detach does.
+func (l *waitList[T]) extract(match func(*waiter[T]) bool) *waiter[T] {
+	var first, last *waiter[T]
+	for w := l.first; w != nil; {
+		next := w.next
+		if match(w) {
+			l.remove(w)
+			if last == nil {
+				first = w
+			} else {
+				last.next = w
+			}
+			last = w
+		}
+		w = next
+	}
+	return first
+}

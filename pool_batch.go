@@ -1,0 +1,287 @@
+package crew
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// ErrBatchClosed is returned by a Batch's Submit (and TrySubmit, as false)
+// once the batch's Wait has begun, for a job that does not come from one of
+// the batch's own jobs.
+var ErrBatchClosed = errors.New("crew: batch closed")
+
+// A Batch is a group of jobs on a long-lived Pool, with its own Wait, first
+// error and context, as an errgroup has: many batches share the pool's
+// workers, and so its limit on concurrent work, while each waits for its
+// own jobs only. Make one with Pool.NewBatch, one per request say.
+//
+// A batch's jobs are jobs of the pool: they count against the pool's bound,
+// are dispatched in submission order with every other job of the pool (see
+// Pool), and run with the batch's context (the one NewBatch returns; for a
+// typed pool, the handler's ctx is the batch's). So batches share the
+// workers first come, first served: a batch that queues 1,000 slow jobs
+// first holds every worker until they have started. WithLimit caps a
+// batch's share: at most n of its jobs run at once; its jobs over the limit
+// wait in the backlog without holding a worker, the other batches' jobs
+// overtake them, and among the jobs that may run, dispatch stays in
+// submission order.
+//
+// The first error of a batch's jobs (a returned error, a panic as an error
+// that errors.As unwraps to *panics.ErrRecovered, or a runtime.Goexit)
+// cancels the batch's context, with that error as its cause; the batch's
+// jobs not yet dispatched are then skipped (counted in Stats, and sent to
+// the dead letters). It never cancels the pool, nor another batch, nor
+// reaches the pool's Wait.
+//
+// A Batch is safe for concurrent use. Submit synchronizes before its job
+// runs; the end of each of the batch's jobs synchronizes before the return
+// of the batch's Wait. Every batch must reach Wait, which releases its
+// context.
+type Batch[T any] struct {
+	// Set by NewBatch, then only read.
+	pool   *Pool[T]
+	ctx    context.Context // the batch's: NewBatch returns it
+	jobCtx jobContext      // ctx, marked as the batch's, for its jobs (see Pool.own)
+	cancel context.CancelCauseFunc
+	limit  int              // WithLimit, or 0
+	sink   func(DeadLetter) // the batch's dead-letter sink, else the pool's, or nil
+
+	// Guarded by the pool's dispatcher lock.
+	held       int                      // jobs accepted and not ended
+	admitted   int                      // jobs dispatched, or in the pool's backlog: at most limit
+	running    int                      // jobs a worker took and has not ended
+	queue      *ring[prioItem[task[T]]] // WithLimit: the jobs over the limit, with their seq, oldest first
+	closed     bool                     // Wait began
+	stopped    bool                     // the batch's context was seen done: its jobs in the backlog are skipped
+	waiter     *waiter[task[T]]         // Wait's, while it waits for held to reach 0
+	prev, next *Batch[T]                // in the pool's list of batches not waited for
+	submitted  int64
+	handled    int64
+	canceled   int64
+	dropped    int64
+
+	failed, panicked, inline atomic.Int64
+
+	errs errorSet // the jobs' errors
+
+	waitOnce sync.Once
+	result   error
+}
+
+// NewBatch starts a batch of jobs on p, and returns it with its context,
+// which derives from ctx and is canceled by the batch's first error (with
+// that error as its cause) or when its Wait returns, whichever comes first.
+// The batch's jobs receive that context, with a value added that marks
+// their own Submits (see Submit): its Done, Err and Cause are the batch's.
+//
+// Options: WithLimit (at most n of the batch's jobs run at once),
+// WithAllErrors (Wait returns every error, joined) and WithDeadLetters (the
+// sink of the batch's skipped jobs; by default the pool's). NewBatch panics
+// if ctx is nil, an option does not apply to a batch, or p has a backlog of
+// its own or keys (WithMailbox, WithKey, WithConsistentHash), which batches
+// do not support. After p's Wait (or Shutdown) began, the batch's Submit
+// returns ErrPoolClosed.
+func (p *Pool[T]) NewBatch(ctx context.Context, opts ...Option) (*Batch[T], context.Context) {
+	if ctx == nil {
+		panic("crew: NewBatch: nil context")
+	}
+	if p.d.drained == nil {
+		panic("crew: NewBatch: the Pool was not made by NewPool, NewGroup or WithContext")
+	}
+	if !p.d.plain {
+		panic("crew: NewBatch: batches need the pool's default backlog: a pool with WithMailbox, WithKey or WithConsistentHash takes none")
+	}
+	var o options
+	if len(opts) > 0 {
+		o = collect(opts)
+		o.only("NewBatch", batchOpts)
+	}
+	b := &Batch[T]{pool: p, limit: o.limit, sink: o.deadLetters, errs: errorSet{all: o.allErrors}}
+	if b.sink == nil {
+		b.sink = p.sink
+	}
+	b.ctx, b.cancel = context.WithCancelCause(ctx)
+	b.jobCtx = jobContext{b.ctx, b}
+	if b.limit > 0 {
+		b.queue = &ring[prioItem[task[T]]]{bufs: p.d.backlog.bufs}
+	}
+	p.d.mu.Lock()
+	p.d.batches.push(b)
+	p.d.mu.Unlock()
+	return b, b.ctx
+}
+
+// Submit gives job to the batch's pool, as Pool.Submit does, and returns nil
+// once the pool holds it: it does not wait for the job to run, the batch's
+// Wait does. The job runs with the batch's context; ctx only bounds the wait
+// for room in the pool.
+//
+// Submit blocks only while the pool is full, taking its turn among the
+// pool's blocked Submits. It returns ctx.Err() if ctx ends first;
+// ErrBatchClosed once the batch's Wait has begun; the batch context's Err()
+// once that context is done (after the batch's first error, say); and
+// ErrPoolClosed once the pool's Wait or Shutdown has begun. A job of the
+// batch may submit more jobs to it, with the context it received, as a
+// pool's job may (see Pool.Submit): such a Submit never blocks, running the
+// new job inline when the pool is full, and is accepted after the batch's
+// Wait began. Submit panics if ctx is nil.
+func (b *Batch[T]) Submit(ctx context.Context, job T) error {
+	if ctx == nil {
+		panic("crew: Batch.Submit: nil context")
+	}
+	p := b.pool
+	if p.isNil != nil && p.isNil(job) {
+		panic("crew: Batch.Submit: nil job")
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if err := b.ctx.Err(); err != nil && !p.own(ctx, b) {
+		return b.refusal(err)
+	}
+	return p.submit(ctx, task[T]{job: job, b: b})
+}
+
+// TrySubmit gives job to the batch's pool if it has room right now, without
+// blocking, and reports whether it did. It returns false when the pool is
+// full, the batch's Wait has begun, its context is done, or the pool is
+// closed.
+func (b *Batch[T]) TrySubmit(job T) bool {
+	p := b.pool
+	if p.isNil != nil && p.isNil(job) {
+		panic("crew: Batch.TrySubmit: nil job")
+	}
+	if b.ctx.Err() != nil {
+		return false
+	}
+	var a after[T]
+	v, _, _ := p.d.offer(task[T]{job: job, b: b}, noWait, &a)
+	a.run(&p.d)
+	return v == accepted
+}
+
+// Wait closes the batch to new jobs (a job's own Submit aside), waits until
+// every job the batch accepted has ended (run, or been skipped once the
+// batch's context was done), cancels the batch's context and returns the
+// batch's first error, or every error joined with WithAllErrors. If jobs were
+// skipped and none failed, it returns the cause of the batch's context, so
+// that a batch never reports success for jobs that did not run (and for
+// jobs left behind when every worker died, an error that errors.Is
+// matches with ErrNoRoutee). It waits for
+// the batch's jobs only, never for another batch's. Wait may be called more
+// than once, from any goroutine but the batch's own jobs (which would wait
+// for themselves); every call returns the same. A job that waits for a
+// batch of its own pool holds a worker while it waits: if every worker
+// does, the batches' jobs never run.
+func (b *Batch[T]) Wait() error {
+	if b.pool == nil {
+		panic("crew: Batch.Wait: the Batch was not made by Pool.NewBatch")
+	}
+	b.waitOnce.Do(func() {
+		d := &b.pool.d
+		w := d.waiters.Get().(*waiter[task[T]])
+		d.mu.Lock()
+		b.closed = true
+		refused := d.waiting.extract(func(w *waiter[task[T]]) bool { return w.msg.b == b })
+		wait := b.held > 0
+		if wait {
+			b.waiter = w
+		}
+		d.batches.remove(b)
+		d.mu.Unlock()
+		refuse(refused, ErrBatchClosed)
+		if wait {
+			<-w.ready
+		}
+		d.waiters.Put(w)
+		b.result = b.outcome()
+		b.cancel(nil)
+	})
+	return b.result
+}
+
+// refusal is what Submit returns, for a job that is not one of the batch's
+// own, once the batch's context is done (err): ErrPoolClosed or
+// ErrBatchClosed if the pool or the batch is closed, else err.
+func (b *Batch[T]) refusal(err error) error {
+	d := &b.pool.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	switch {
+	case d.closed:
+		return ErrPoolClosed
+	case b.closed:
+		return ErrBatchClosed
+	}
+	return err
+}
+
+// outcome is what Wait returns, once no job is held.
+func (b *Batch[T]) outcome() error {
+	if err := b.errs.result(); err != nil {
+		return err
+	}
+	if b.canceled > 0 {
+		if err := context.Cause(b.ctx); err != nil {
+			return err
+		}
+		return context.Cause(b.pool.ctx)
+	}
+	if b.dropped > 0 {
+		return fmt.Errorf("crew: batch: %d jobs never ran: every worker of pool %q died: %w", b.dropped, b.pool.name, ErrNoRoutee)
+	}
+	return nil
+}
+
+// WithLimit makes a batch (Pool.NewBatch) run at most n of its jobs at once.
+// Its jobs over the limit wait in the pool's backlog, counted against the
+// pool's bound, without holding a worker: other jobs overtake them, and
+// each is dispatched, in its submission order, when one of the batch's jobs
+// ends. It panics if n is less than 1.
+func WithLimit(n int) Option {
+	if n < 1 {
+		panic("crew: WithLimit: n must be at least 1, got " + strconv.Itoa(n))
+	}
+	return func(o *options) { o.set |= optLimit; o.limit = n }
+}
+
+// BatchStats is a snapshot of a batch's counters, from Batch.Stats; after
+// the batch's Wait they are exact.
+type BatchStats struct {
+	Submitted int64 // jobs accepted: Completed + Canceled + Dropped + Queued + Running
+	Queued    int   // jobs accepted and not dispatched yet: in the pool's backlog, or over the batch's limit
+	Running   int   // jobs dispatched and not ended
+	Completed int64 // jobs that ran, failed or not (Inline ones too)
+	Failed    int64 // jobs that returned an error, panicked or called runtime.Goexit
+	Panicked  int64 // jobs that panicked
+	Canceled  int64 // jobs skipped because the batch's (or the pool's) context was done when they would have been dispatched
+	Dropped   int64 // jobs left behind when every worker of the pool died (each job that called runtime.Goexit ends its worker)
+	Inline    int64 // jobs submitted by a job of the batch while the pool was full, so run inline
+	Limit     int   // the batch's WithLimit, or 0
+}
+
+// Stats returns a snapshot of the batch's counters. It takes the pool's
+// lock once.
+func (b *Batch[T]) Stats() BatchStats {
+	s := BatchStats{Limit: b.limit}
+	// Read the inline jobs first, as Pool.Stats does.
+	s.Inline = b.inline.Load()
+	s.Failed = b.failed.Load()
+	s.Panicked = b.panicked.Load()
+	d := &b.pool.d
+	d.mu.Lock()
+	s.Submitted = b.submitted + s.Inline
+	s.Queued = b.admitted - b.running
+	if b.queue != nil {
+		s.Queued += b.queue.n
+	}
+	s.Running = b.running
+	s.Completed = b.handled + s.Inline
+	s.Canceled, s.Dropped = b.canceled, b.dropped
+	d.mu.Unlock()
+	return s
+}
