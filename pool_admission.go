@@ -133,7 +133,7 @@ func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []task[T] {
 	}
 	var rest []task[T]
 	for t, ok := w.own.pop(); ok; t, ok = w.own.pop() {
-		rest = append(rest, d.unplaced(t))
+		rest = append(rest, t)
 	}
 	if d.live > 0 {
 		return rest
@@ -147,10 +147,10 @@ func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []task[T] {
 		if d.keys != nil {
 			d.keys.leave(e.msg.job) // its key's queue was drained: this frees the key
 		}
-		rest = append(rest, d.unplaced(e.msg))
+		rest = append(rest, e.msg)
 	}
 	for e, ok := d.backlog.pop(); ok; e, ok = d.backlog.pop() {
-		rest = append(rest, d.unplaced(e.msg))
+		rest = append(rest, e.msg)
 	}
 	for b := d.batches.first; b != nil; b = b.next {
 		if b.queue == nil {
@@ -169,15 +169,6 @@ func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []task[T] {
 	list := d.waiting.detach()
 	a.refuseNoRoutee(list)
 	return rest
-}
-
-// unplaced returns t, a job dispatched but never taken, having counted it
-// out of its batch's dispatched jobs. d.mu is held.
-func (d *dispatcher[T]) unplaced(t task[T]) task[T] {
-	if t.b != nil {
-		t.b.admitted--
-	}
-	return t
 }
 
 // deadLetters delivers the dead letters of jobs that will never run, then

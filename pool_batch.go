@@ -52,14 +52,12 @@ type Batch[T any] struct {
 
 	// Guarded by the pool's dispatcher lock.
 	held       int                      // jobs accepted and not ended
-	admitted   int                      // jobs dispatched, or in the pool's backlog: at most limit
 	running    int                      // jobs a worker took and has not ended
 	queue      *ring[prioItem[task[T]]] // WithLimit: the jobs over the limit, with their seq, oldest first
 	closed     bool                     // Wait began
 	stopped    bool                     // the batch's context was seen done: its jobs in the backlog are skipped
 	waiter     *waiter[task[T]]         // Wait's, while it waits for held to reach 0
 	prev, next *Batch[T]                // in the pool's list of batches not waited for
-	submitted  int64
 	handled    int64
 	canceled   int64
 	dropped    int64
@@ -274,11 +272,8 @@ func (b *Batch[T]) Stats() BatchStats {
 	s.Panicked = b.panicked.Load()
 	d := &b.pool.d
 	d.mu.Lock()
-	s.Submitted = b.submitted + s.Inline
-	s.Queued = b.admitted - b.running
-	if b.queue != nil {
-		s.Queued += b.queue.n
-	}
+	s.Queued = b.held - b.running
+	s.Submitted = b.handled + b.canceled + b.dropped + int64(b.held) + s.Inline
 	s.Running = b.running
 	s.Completed = b.handled + s.Inline
 	s.Canceled, s.Dropped = b.canceled, b.dropped

@@ -13,20 +13,25 @@ import (
 // at once: the batch is open, its context not seen done, and under its
 // limit. d.mu is held.
 func (b *Batch[T]) free() bool {
-	return !b.closed && !b.stopped && (b.limit == 0 || b.admitted < b.limit)
+	return !b.closed && !b.stopped && (b.limit == 0 || b.admitted() < b.limit)
+}
+
+// admitted reports the batch's jobs dispatched or in the pool's backlog:
+// those held and not over its limit, at most limit. d.mu is held.
+func (b *Batch[T]) admitted() int {
+	if b.queue == nil {
+		return b.held
+	}
+	return b.held - b.queue.n
 }
 
 // accept counts in a job of the batch, and reports whether it may be
-// dispatched now (the batch is under its limit): if so, it is counted as
-// dispatched too. d.mu is held.
+// dispatched now (the batch is under its limit); if not, the caller queues
+// it. d.mu is held.
 func (b *Batch[T]) accept() bool {
-	b.submitted++
+	ok := b.limit == 0 || b.admitted() < b.limit
 	b.held++
-	if b.limit > 0 && b.admitted >= b.limit {
-		return false
-	}
-	b.admitted++
-	return true
+	return ok
 }
 
 // done reports whether the batch's context is done, as a worker taking one
@@ -54,15 +59,13 @@ func (b *Batch[T]) release(reply func(*waiter[task[T]])) {
 // the backlog, in its submission order. d.mu is held.
 func (d *dispatcher[T]) endBatch(b *Batch[T], skipped bool, a *after[T]) {
 	b.running--
-	b.admitted--
 	if skipped {
 		b.canceled++
 	} else {
 		b.handled++
 	}
 	if b.queue != nil && b.queue.n > 0 {
-		e, _ := b.queue.pop()
-		b.admitted++
+		e, _ := b.queue.pop() // takes the place of the job that ended
 		d.overLimit--
 		d.ready.push(e)
 	}
