@@ -114,6 +114,67 @@ func TestOutDir(t *testing.T) {
 	}
 }
 
+func TestEveryBatchContenderRunsEveryJobOfARequestBeforeItReturns(t *testing.T) {
+	const clients, requests = 8, 50
+	for _, c := range batchContenders() {
+		t.Run(c.name, func(t *testing.T) {
+			b := c.start(4)
+			var ran [clients * requests * batchMaxJobs]atomic.Int32
+			var wg sync.WaitGroup
+			for cl := range clients {
+				wg.Go(func() {
+					for r := range requests {
+						// Job n of the request marks ran[n].
+						first := (cl*requests + r) * batchMaxJobs
+						work := make([]int, 1+r%batchMaxJobs)
+						for j := range work {
+							work[j] = first + j
+						}
+						b.request(work, func(n int) { ran[n].Add(1) })
+						for _, n := range work {
+							if got := ran[n].Load(); got != 1 {
+								t.Errorf("job %d ran %d times by the time its request returned, want once", n, got)
+								return
+							}
+						}
+					}
+				})
+			}
+			wg.Wait()
+			b.close()
+		})
+	}
+}
+
+func TestBatchWorkIsSeededPerRunAndWithinItsBounds(t *testing.T) {
+	const perMicro = 100
+	a, b, other := batchWork(500, perMicro, 1), batchWork(500, perMicro, 1), batchWork(500, perMicro, 2)
+	if !slices.EqualFunc(a, b, slices.Equal) {
+		t.Fatal("the same run gave different requests")
+	}
+	if slices.EqualFunc(a, other, slices.Equal) {
+		t.Fatal("two runs gave the same requests")
+	}
+	sizes := map[int]bool{}
+	for _, w := range a {
+		if len(w) < 1 || len(w) > batchMaxJobs {
+			t.Fatalf("a request of %d jobs, want 1 to %d", len(w), batchMaxJobs)
+		}
+		sizes[len(w)] = true
+		for _, n := range w {
+			if lo, hi := int(perMicro*batchMinSpin.Microseconds()), int(perMicro*batchMaxSpin.Microseconds()); n < lo || n > hi {
+				t.Fatalf("a job of %d rounds, want %d to %d", n, lo, hi)
+			}
+		}
+	}
+	if len(sizes) != batchMaxJobs {
+		t.Fatalf("500 requests drew %d sizes of %d", len(sizes), batchMaxJobs)
+	}
+	if r := spinsPerMicrosecond(); r <= 0 || math.IsInf(r, 0) {
+		t.Fatalf("spin rate %v", r)
+	}
+}
+
 func TestStreamSeedsDifferByRun(t *testing.T) {
 	seen := map[uint64]bool{}
 	for run := range 5 {
@@ -175,7 +236,7 @@ func sampleReport() *report {
 	r := &report{machine: "test", took: time.Minute,
 		overheadJobs: 1000, overheadWorkers: 8, burstJobs: 2000, burstWorkers: 16, burstBound: 863 * time.Millisecond,
 		streamJobs: 4000, streamWorkers: 8, streamRuns: 3, keyedJobs: 4000, keyedWorkers: 8, mailboxMsgs: 1000}
-	ns := []float64{109, 103, 100, 60, 53, 48, 70, 367, 209, 426, 569}
+	ns := []float64{109, 103, 100, 60, 115, 53, 48, 70, 367, 209, 426, 569}
 	for k, subs := range []int{1, 8} {
 		for i, c := range contenders() {
 			allocs := 0.0
@@ -213,6 +274,12 @@ func sampleReport() *report {
 			r.mailboxes = append(r.mailboxes, mailboxResult{name, p, 30 * []float64{1, 0.31, 0.35, 0.53, 1.7, 6.9, 8.2, 1.56}[i] * float64(p), 0})
 		}
 	}
+	for i, c := range batchContenders() {
+		p99 := time.Duration(1+i) * 2 * time.Millisecond
+		r.batches = append(r.batches, batchResult{c.name, 10000 / float64(1+i), 85000 / float64(1+i), p99 / 3, p99, p99 * 9 / 10, p99 * 11 / 10})
+	}
+	r.batchRequests, r.batchWorkers, r.batchRuns, r.batchSpinRate = 4000, 8, 3, 250
+	r.emptyBatch = emptyBatchCost{ns: 340, allocs: 3}
 	r.memory = &memoryResult{actors: 10000, heapPerActor: 1010, heapPerGoroutine: 599, stackPerActor: 2032, messages: 1000,
 		perMessage: map[string]float64{"Unbounded": 8.4, "Segmented": 9}, retainedAfterAll: map[string]float64{"Unbounded": 432, "Segmented": 144}}
 	return r
@@ -232,6 +299,9 @@ func TestTargetsAreCrewsListInOrder(t *testing.T) {
 		"overhead, 8 submitters: >= 4x faster than errgroup",
 		"overhead, 1 submitter: 0 allocs/job",
 		"overhead, 8 submitters: 0 allocs/job",
+		"overhead, 1 submitter: a batch's Submit <= 1.15x the pool's, 0 allocs/job",
+		"overhead, 8 submitters: a batch's Submit <= 1.15x the pool's, 0 allocs/job",
+		"an empty batch (NewBatch + Wait): well under 1 µs, <= 4 allocs",
 		"streaming 80% load: p99 <= 1.03x the shared queue's (hand-written shared chan)",
 		"streaming 90% load: p99 <= 1.03x the shared queue's (hand-written shared chan)",
 		"streaming 80% load: p99 <= 0.6x the round-robin sharded pool's",
@@ -283,7 +353,8 @@ func TestTargetsCompareTheRightFigures(t *testing.T) {
 func TestReportAndChartsFromAFullReport(t *testing.T) {
 	r := sampleReport()
 	md := r.markdown()
-	for _, want := range []string{"## Targets\n\nThese are crew's performance targets, each checked against this run", "busiest worker / mean", "median over the runs"} {
+	for _, want := range []string{"## Targets\n\nThese are crew's performance targets, each checked against this run", "busiest worker / mean", "median over the runs",
+		"## 7. Batches on one shared pool", "| " + batchErrgroupName + " | 2500 | 21250 | 2.67 ms | 8.00 ms | 7.20 ms to 8.80 ms |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -29,6 +29,7 @@ var looks = map[string]look{
 	"crew RoundRobin":   {rgb(0x17becf), marker{shape: square, filled: true}},
 	"crew Random":       {rgb(0x9467bd), marker{shape: triangle, filled: true}},
 	crew1024Name:        {rgb(0x393b79), marker{shape: downTriangle, filled: true}},
+	crewBatchName:       {rgb(0x6b6ecf), marker{shape: downTriangle}},
 	baselineName:        {rgb(0xd62728), marker{shape: diamond, filled: true}},
 	chan1024Name:        {rgb(0xff7f0e), marker{shape: circle}},
 	shardsName:          {rgb(0x8c564b), marker{shape: square}},

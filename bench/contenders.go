@@ -41,6 +41,9 @@ func contenders() []contender {
 		{name: "crew Random", start: crewPool(crew.Random)},
 		// The default pool holds 8×3 jobs; this one as many as chan 1024.
 		{name: crew1024Name, start: crewPoolOf(crew.SmallestMailbox, 1024), overheadOnly: true},
+		// The same pool, its jobs submitted through one batch: what a
+		// batch's bookkeeping costs per job.
+		{name: crewBatchName, start: startCrewBatch, overheadOnly: true},
 		{name: baselineName, start: channelPoolOf(0)},
 		// The same FIFO queue as the baseline in the burst and the
 		// stream: only its overhead differs.
@@ -54,11 +57,12 @@ func contenders() []contender {
 }
 
 const (
-	crewName     = "crew SmallestMailbox"
-	crew1024Name = "crew SmallestMailbox, bound 1024"
-	baselineName = "hand-written (shared chan)"
-	chan1024Name = "hand-written (chan 1024)"
-	shardsName   = "hand-written (round-robin shards)"
+	crewName      = "crew SmallestMailbox"
+	crew1024Name  = "crew SmallestMailbox, bound 1024"
+	crewBatchName = "crew SmallestMailbox, one batch"
+	baselineName  = "hand-written (shared chan)"
+	chan1024Name  = "hand-written (chan 1024)"
+	shardsName    = "hand-written (round-robin shards)"
 )
 
 // crewPool runs func() jobs through a typed crew pool with the default
@@ -92,6 +96,38 @@ func (r crewRunner) submit(job func()) {
 }
 
 func (r crewRunner) wait() {
+	if err := r.p.Wait(); err != nil {
+		panic(err)
+	}
+}
+
+// crewBatchRunner submits every job through one batch of a default crew
+// pool.
+type crewBatchRunner struct {
+	p   *crew.Pool[func()]
+	b   *crew.Batch[func()]
+	ctx context.Context
+}
+
+func startCrewBatch(workers int) runner {
+	p := crew.NewPool(workers, func(_ context.Context, job func()) error {
+		job()
+		return nil
+	})
+	b, ctx := p.NewBatch(context.Background())
+	return crewBatchRunner{p, b, ctx}
+}
+
+func (r crewBatchRunner) submit(job func()) {
+	if err := r.b.Submit(r.ctx, job); err != nil {
+		panic(err) // cannot happen: the batch is open and no job fails
+	}
+}
+
+func (r crewBatchRunner) wait() {
+	if err := r.b.Wait(); err != nil {
+		panic(err)
+	}
 	if err := r.p.Wait(); err != nil {
 		panic(err)
 	}

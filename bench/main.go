@@ -1,9 +1,10 @@
 // Command bench compares crew's worker pool with errgroup, conc, ants, pond
-// and hand-written pools, and crew's mailboxes with a buffered channel. It
-// prints a markdown report on standard output and writes it, with PNG
-// charts, to a directory: bench/out/ by default, which git ignores, so that
-// a run leaves the checkout clean. It says on standard error where it wrote
-// them.
+// and hand-written pools, crew's batches on one shared pool with an
+// errgroup per request and with pond's groups on one pool, and crew's
+// mailboxes with a buffered channel. It prints a markdown report on
+// standard output and writes it, with PNG charts, to a directory: bench/out/
+// by default, which git ignores, so that a run leaves the checkout clean. It
+// says on standard error where it wrote them.
 //
 // Run it from the repository root with
 //
@@ -45,20 +46,21 @@ type config struct {
 	streamRuns                 int
 	loads                      []float64
 	mailboxMsgs, actors, depth int
+	batchRequests              int
 	out                        string
 }
 
-var allScenarios = []string{"overhead", "burst", "stream", "keyed", "mailboxes", "memory"}
+var allScenarios = []string{"overhead", "burst", "stream", "keyed", "mailboxes", "memory", "batches"}
 
 func parseFlags() config {
 	var c config
 	scen := flag.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run: "+strings.Join(allScenarios, ", "))
 	flag.BoolVar(&c.quick, "quick", false, "a smoke run of under a minute: fewer jobs and runs")
-	flag.IntVar(&c.workers, "workers", 8, "workers per pool (overhead and streaming scenarios)")
+	flag.IntVar(&c.workers, "workers", 8, "workers per pool (overhead, streaming, keyed and batches scenarios)")
 	flag.IntVar(&c.burstWorkers, "burst-workers", 16, "workers per pool in the burst scenario")
 	flag.IntVar(&c.runs, "runs", 5, "runs per measurement in the overhead, burst and mailbox scenarios; the median is reported")
 	flag.IntVar(&c.streamJobs, "stream-jobs", 4000, "jobs per contender, load and run in the streaming scenario, and per placement in the keyed one (their duration)")
-	flag.IntVar(&c.streamRuns, "stream-runs", 3, "seeded runs per load in the streaming scenario, and of the keyed scenario; the median of each figure is reported")
+	flag.IntVar(&c.streamRuns, "stream-runs", 3, "seeded runs per load in the streaming scenario, and of the keyed and batches scenarios; the median of each figure is reported")
 	flag.StringVar(&c.out, "out", "", "directory for report.md and the charts (default bench/out/, which git ignores); "+
 		"a relative path is taken from the directory the command was run in ($PWD), so from the repository root "+
 		"-out bench/results refreshes the committed reference run")
@@ -87,8 +89,10 @@ func parseFlags() config {
 	}
 	c.overheadJobs, c.burstJobs = 1_000_000, 2000
 	c.mailboxMsgs, c.actors, c.depth = 1_000_000, 10_000, 1_000_000
+	c.batchRequests = 10_000
 	if c.quick {
 		c.overheadJobs, c.burstJobs, c.mailboxMsgs, c.depth = 100_000, 400, 100_000, 100_000
+		c.batchRequests = 1000
 		c.runs = min(c.runs, 3)
 		c.streamJobs = min(c.streamJobs, 300)
 	}
@@ -167,6 +171,11 @@ func main() {
 	if c.scenarios["memory"] {
 		m := memory(c.actors, c.depth, step("memory:"))
 		r.memory = &m
+	}
+	if c.scenarios["batches"] {
+		r.batches, r.batchSpinRate = batches(c.workers, c.batchRequests, c.streamRuns, step("batches:"))
+		r.emptyBatch = measureEmptyBatch(c.workers, c.runs)
+		r.batchRequests, r.batchWorkers, r.batchRuns = c.batchRequests, c.workers, c.streamRuns
 	}
 	r.took = time.Since(began)
 

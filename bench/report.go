@@ -5,6 +5,8 @@ import (
 	"math"
 	"strings"
 	"time"
+
+	"github.com/crewlib/crew"
 )
 
 // report gathers what the scenarios measured.
@@ -30,6 +32,11 @@ type report struct {
 	mailboxMsgs int
 
 	memory *memoryResult
+
+	batches                                []batchResult
+	batchSpinRate                          float64 // rounds of spin per microsecond
+	emptyBatch                             emptyBatchCost
+	batchRequests, batchWorkers, batchRuns int
 }
 
 func (r *report) markdown() string {
@@ -106,6 +113,21 @@ func (r *report) markdown() string {
 		}
 		p("\n")
 	}
+	if len(r.batches) > 0 {
+		p("## 7. Batches on one shared pool\n\n")
+		p("%d requests from %d goroutines, each taking the next request as soon as its last one returned; each request fans out 1 to %d jobs (uniform) and waits for them; each job spins a CPU loop for %v to %v (uniform; a fixed count of rounds, %.0f per µs as measured at the start, so that a preempted job costs no less). The jobs drawn are seeded, the same for every contender within a run. crew and pond run every request as a batch (a group) of one pool of %d workers, shared by all the requests; errgroup runs each request in a group of its own with SetLimit(%d), so it has no limit across requests: up to %d×%d = %d jobs run at once. crew's pool holds at most %d jobs (%d with WithQueueSize(%d)), so its Submits block while it is full, and blocked Submits take turns in arrival order: a request's jobs enter one turn at a time; pond's queue has no bound. Throughput from the first request to the last one's return, the pool's start and close left out; latency per request from its batch's (group's) creation to its Wait's return. %d runs, each with its own seeds, the contenders one after another within each run; each figure is the median over the runs, and the last column shows how far p99 ranged over them.\n\n",
+			r.batchRequests, batchClients, batchMaxJobs, batchMinSpin, batchMaxSpin, r.batchSpinRate, r.batchWorkers, batchLimit,
+			batchClients, batchLimit, batchClients*batchLimit, r.batchWorkers*(1+crew.DefaultQueueSize),
+			r.batchWorkers*(1+batchRoomyQueue), batchRoomyQueue, r.batchRuns)
+		p("| contender | requests/s | jobs/s | p50 per request | p99 per request | p99 over the runs |\n|---|---|---|---|---|---|\n")
+		for _, x := range r.batches {
+			p("| %s | %.0f | %.0f | %s | %s | %s to %s |\n", x.name, x.requestsPerS, x.jobsPerS, ms2(x.p50), ms2(x.p99), ms2(x.p99Min), ms2(x.p99Max))
+		}
+		p("\n")
+		if e := r.emptyBatch; e.ns > 0 {
+			p("A batch's fixed cost, NewBatch and Wait with no job on an idle pool (testing.Benchmark, the median of the runs): %.0f ns and %d allocations.\n\n", e.ns, e.allocs)
+		}
+	}
 	if t := r.targets(); len(t) > 0 {
 		p("## Targets\n\n")
 		p("These are crew's performance targets, each checked against this run; crew means %s unless a row says otherwise, and measured gives the ratio, then crew's figure against the other's.\n\n", crewName)
@@ -162,6 +184,17 @@ func (r *report) targets() []target {
 			add(fmt.Sprintf("overhead, %s: 0 allocs/job", submitters(subs)), fmt.Sprintf("%.2f allocs/job", c.allocsPJob), c.allocsPJob < 0.01)
 		}
 	}
+	for _, subs := range []int{1, 8} {
+		b, c := r.overheadOf(crewBatchName, subs), r.overheadOf(crewName, subs)
+		if b.nsPerJob > 0 && c.nsPerJob > 0 {
+			x := b.nsPerJob / c.nsPerJob
+			add(fmt.Sprintf("overhead, %s: a batch's Submit <= 1.15x the pool's, 0 allocs/job", submitters(subs)),
+				fmt.Sprintf("%.2fx (batch %.0f vs pool %.0f ns/job), %.2f allocs/job", x, b.nsPerJob, c.nsPerJob, b.allocsPJob), x <= 1.15 && b.allocsPJob < 0.01)
+		}
+	}
+	if e := r.emptyBatch; e.ns > 0 {
+		add("an empty batch (NewBatch + Wait): well under 1 µs, <= 4 allocs", fmt.Sprintf("%.0f ns, %d allocs", e.ns, e.allocs), e.ns < 500 && e.allocs <= 4)
+	}
 	streamVs := func(other, what string, limit float64) {
 		for _, load := range []float64{0.8, 0.9} {
 			s, o := r.streamOf(crewName, load), r.streamOf(other, load)
@@ -212,6 +245,9 @@ func ratio(a, b time.Duration) float64 {
 }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
+
+// ms2 is ms to the hundredth, for latencies of a millisecond or so.
+func ms2(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
 
 // find returns the first of xs that ok accepts, or a zero X.
 func find[X any](xs []X, ok func(X) bool) X {

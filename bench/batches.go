@@ -1,0 +1,292 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/alitto/pond/v2"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/crewlib/crew"
+)
+
+// The shape of the batches scenario: batchClients goroutines, each running
+// requests one after another; each request fans out 1..batchMaxJobs jobs
+// (uniform) and waits for them; each job spins a CPU loop of
+// batchMinSpin..batchMaxSpin (uniform). batchLimit is the per-request limit
+// of the limited contenders.
+const (
+	batchClients = 64
+	batchMaxJobs = 16
+	batchLimit   = 4
+	batchMinSpin = 2 * time.Microsecond
+	batchMaxSpin = 10 * time.Microsecond
+
+	// batchRoomyQueue is the queue size of the crew contender whose pool
+	// has room for more jobs than the default.
+	batchRoomyQueue = 16
+)
+
+// batchResult is one contender's throughput and per-request latency with
+// many concurrent request-batches: each the median over the runs, and the
+// spread of p99 over them.
+type batchResult struct {
+	name                   string
+	requestsPerS, jobsPerS float64
+	p50, p99               time.Duration
+	p99Min, p99Max         time.Duration
+}
+
+// A batcher runs requests on one pool (or, for errgroup, on none): request
+// submits a job per element n of work, which calls job(n) (spin, but for
+// tests), and returns once they have all returned; it is safe for
+// concurrent use. close releases the pool once every request has returned.
+type batcher interface {
+	request(work []int, job func(n int))
+	close()
+}
+
+// A batchContender is a way of running request-batches under comparison.
+type batchContender struct {
+	name  string
+	start func(workers int) batcher
+}
+
+const (
+	batchCrewName      = "crew NewBatch, one pool"
+	batchCrewRoomName  = "crew NewBatch, one pool, WithQueueSize(16)"
+	batchCrewLimitName = "crew NewBatch WithLimit(4), one pool"
+	batchErrgroupName  = "errgroup per request, SetLimit(4)"
+	batchPondName      = "pond v2 NewGroup, one pool"
+)
+
+// batchContenders returns the contenders of the batches scenario, in report
+// order.
+func batchContenders() []batchContender {
+	return []batchContender{
+		{batchCrewName, func(w int) batcher { return crewBatcher{p: crew.NewGroup(w)} }},
+		{batchCrewRoomName, func(w int) batcher {
+			return crewBatcher{p: crew.NewGroup(w, crew.WithQueueSize(batchRoomyQueue))}
+		}},
+		{batchCrewLimitName, func(w int) batcher {
+			return crewBatcher{p: crew.NewGroup(w), opts: []crew.Option{crew.WithLimit(batchLimit)}}
+		}},
+		{batchErrgroupName, func(int) batcher { return errgroupBatcher{} }},
+		{batchPondName, func(w int) batcher { return pondBatcher{pond.NewPool(w)} }},
+	}
+}
+
+// crewBatcher runs each request as a batch of one shared crew pool.
+type crewBatcher struct {
+	p    *crew.Pool[crew.Job]
+	opts []crew.Option
+}
+
+func (c crewBatcher) request(work []int, job func(int)) {
+	b, ctx := c.p.NewBatch(context.Background(), c.opts...)
+	for _, n := range work {
+		if err := b.Submit(ctx, func(context.Context) error {
+			job(n)
+			return nil
+		}); err != nil {
+			panic(err) // cannot happen: the pool is open and no job fails
+		}
+	}
+	if err := b.Wait(); err != nil {
+		panic(err)
+	}
+}
+
+func (c crewBatcher) close() {
+	if err := c.p.Wait(); err != nil {
+		panic(err)
+	}
+}
+
+// errgroupBatcher runs each request in an errgroup of its own, limited to
+// batchLimit goroutines: there is no limit across requests.
+type errgroupBatcher struct{}
+
+func (errgroupBatcher) request(work []int, job func(int)) {
+	g := new(errgroup.Group)
+	g.SetLimit(batchLimit)
+	for _, n := range work {
+		g.Go(func() error {
+			job(n)
+			return nil
+		})
+	}
+	_ = g.Wait()
+}
+
+func (errgroupBatcher) close() {}
+
+// pondBatcher runs each request as a task group of one shared pond pool,
+// whose queue has no bound.
+type pondBatcher struct{ p pond.Pool }
+
+func (c pondBatcher) request(work []int, job func(int)) {
+	g := c.p.NewGroup()
+	for _, n := range work {
+		g.Submit(func() { job(n) })
+	}
+	if err := g.Wait(); err != nil {
+		panic(err)
+	}
+}
+
+func (c pondBatcher) close() { c.p.StopAndWait() }
+
+// spinSink keeps the compiler from dropping spin's loop.
+var spinSink atomic.Uint64
+
+// spin runs n rounds of xorshift: CPU work of a fixed cost, whatever the
+// scheduler does meanwhile, unlike a spin until a deadline, which a
+// preempted goroutine would cut short.
+func spin(n int) {
+	x := uint64(n) | 1
+	for range n {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+	}
+	if x == 0 { // never: xorshift keeps x nonzero
+		spinSink.Add(1)
+	}
+}
+
+// spinsPerMicrosecond measures how many rounds of spin this machine runs in
+// a microsecond: the fastest of a few tries, on a machine at rest.
+func spinsPerMicrosecond() float64 {
+	const n = 1 << 22
+	best := time.Duration(1<<63 - 1)
+	for range 5 {
+		start := time.Now()
+		spin(n)
+		best = min(best, time.Since(start))
+	}
+	return n / (float64(best) / float64(time.Microsecond))
+}
+
+// emptyBatchCost is what NewBatch and Wait cost for a batch with no job:
+// the fixed cost of a request's batch.
+type emptyBatchCost struct {
+	ns     float64
+	allocs int64
+}
+
+// measureEmptyBatch measures NewBatch + Wait on an idle pool of workers
+// workers, as go test -bench does: the median of runs.
+func measureEmptyBatch(workers, runs int) emptyBatchCost {
+	p := crew.NewGroup(workers)
+	defer p.Wait()
+	var ns []float64
+	var allocs int64
+	for range runs {
+		r := testing.Benchmark(func(b *testing.B) {
+			b.ReportAllocs()
+			ctx := context.Background()
+			for range b.N {
+				batch, _ := p.NewBatch(ctx)
+				if err := batch.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		ns = append(ns, float64(r.NsPerOp()))
+		allocs = max(allocs, r.AllocsPerOp())
+	}
+	return emptyBatchCost{median(ns), allocs}
+}
+
+// batchWork draws the requests of one run, with the run's seed: each
+// request's jobs, as rounds of spin.
+func batchWork(requests int, perMicro float64, run int) [][]int {
+	r := rand.New(rand.NewPCG(3000+uint64(run), 0x6261746368))
+	work := make([][]int, requests)
+	for i := range work {
+		work[i] = make([]int, 1+r.IntN(batchMaxJobs))
+		for j := range work[i] {
+			d := batchMinSpin + time.Duration(r.Float64()*float64(batchMaxSpin-batchMinSpin))
+			work[i][j] = int(perMicro * float64(d) / float64(time.Microsecond))
+		}
+	}
+	return work
+}
+
+// batches runs requests request-batches from batchClients goroutines,
+// each taking the next request of the run's sequence as soon as its last
+// one returned, through each contender with workers workers, and measures
+// the throughput (from the first request to the last one's return; the
+// pool's start and close are left out, as a long-lived pool's would be) and
+// each request's latency, from its batch's creation to the return of its
+// Wait. It does so runs times, each run with its own seeded requests, the
+// same for every contender within the run, the contenders one after
+// another within each run, and reports the median of each figure over the
+// runs. It returns the results and the measured spin rate.
+func batches(workers, requests, runs int, progress func(string)) ([]batchResult, float64) {
+	cs := batchContenders()
+	runtime.GC()
+	perMicro := spinsPerMicrosecond()
+	reqS, jobS := make([][]float64, len(cs)), make([][]float64, len(cs))
+	p50, p99 := make([][]float64, len(cs)), make([][]float64, len(cs))
+	for run := range runs {
+		work := batchWork(requests, perMicro, run)
+		jobs := 0
+		for _, w := range work {
+			jobs += len(w)
+		}
+		for i, c := range cs {
+			progress(fmt.Sprintf("run %d/%d: %s", run+1, runs, c.name))
+			runtime.GC()
+			lat, elapsed := runBatches(c.start(workers), work)
+			reqS[i] = append(reqS[i], float64(requests)/elapsed.Seconds())
+			jobS[i] = append(jobS[i], float64(jobs)/elapsed.Seconds())
+			p50[i] = append(p50[i], quantile(lat, 0.50))
+			p99[i] = append(p99[i], quantile(lat, 0.99))
+		}
+	}
+	out := make([]batchResult, len(cs))
+	for i, c := range cs {
+		m := time.Duration(median(p99[i])) // sorts p99[i]
+		out[i] = batchResult{c.name, median(reqS[i]), median(jobS[i]),
+			time.Duration(median(p50[i])), m,
+			time.Duration(p99[i][0]), time.Duration(p99[i][len(p99[i])-1])}
+	}
+	return out, perMicro
+}
+
+// runBatches runs the requests of work through b from batchClients
+// goroutines, closes b, and returns the requests' latencies, sorted, and
+// the time from the first request to the last one's return.
+func runBatches(b batcher, work [][]int) ([]float64, time.Duration) {
+	lat := make([]float64, len(work))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range batchClients {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(work) {
+					return
+				}
+				t := time.Now()
+				b.request(work[i], spin)
+				lat[i] = float64(time.Since(t))
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.close()
+	slices.Sort(lat)
+	return lat, elapsed
+}
