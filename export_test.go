@@ -72,3 +72,26 @@ func PoolStoppedWorkers[T any](p *Pool[T]) int {
 	}
 	return n
 }
+
+// BatchClosed reports whether b's Wait has begun.
+func BatchClosed[T any](b *Batch[T]) bool {
+	b.pool.d.mu.Lock()
+	defer b.pool.d.mu.Unlock()
+	return b.closed
+}
+
+// PoolRetiredRunning reports how many workers that Resize retired have not
+// exited yet, or not been forgotten by a later Resize.
+func PoolRetiredRunning[T any](p *Pool[T]) int {
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	n := 0
+	for _, w := range p.d.gone {
+		select {
+		case <-w.ref.Done():
+		default:
+			n++
+		}
+	}
+	return n
+}

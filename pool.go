@@ -214,7 +214,9 @@ func (p *Pool[T]) startWorker(i int, away bool) *worker[T] {
 // key's order). It is also accepted after Wait began, which then waits for
 // it too, as errgroup's Wait does for a Go called by a goroutine of the
 // group. A Submit from a job with another context blocks like any other
-// and can deadlock a full pool. Submit panics if ctx is nil.
+// and can deadlock a full pool; so does a batch's job that submits to the
+// pool rather than to its batch (see Batch.Submit). Submit panics if ctx is
+// nil.
 func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	if ctx == nil {
 		panic("crew: Submit: nil context")
@@ -354,7 +356,10 @@ func (p *Pool[T]) outcome() error {
 	if err := p.errs.result(); err != nil {
 		return err
 	}
-	if p.Stats().Canceled > 0 {
+	p.d.mu.Lock()
+	skipped := p.d.skipped // by batches, for their own contexts
+	p.d.mu.Unlock()
+	if p.Stats().Canceled > skipped {
 		return context.Cause(p.ctx)
 	}
 	return nil

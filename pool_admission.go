@@ -42,6 +42,13 @@ func (d *dispatcher[T]) admit(a *after[T]) {
 		if d.limit > 0 && d.held >= d.limit || d.stopped || d.live == 0 {
 			return // once the context is done, refuseAll answers them; bury, once no worker is left
 		}
+		if b := w.msg.b; b != nil && b.done() {
+			// Its batch failed or ended while it waited: it would be skipped.
+			d.waiting.remove(w)
+			w.msg, w.err = task[T]{}, b.ctx.Err()
+			a.reply(w)
+			continue
+		}
 		var err error
 		seq := d.seq
 		d.seq++

@@ -34,7 +34,7 @@ var ErrBatchClosed = errors.New("crew: batch closed")
 // that errors.As unwraps to *panics.ErrRecovered, or a runtime.Goexit)
 // cancels the batch's context, with that error as its cause; the batch's
 // jobs not yet dispatched are then skipped (counted in Stats, and sent to
-// the dead letters). It never cancels the pool, nor another batch, nor
+// the dead-letter sink, if there is one), and its blocked Submits return. It never cancels the pool, nor another batch, nor
 // reaches the pool's Wait.
 //
 // A Batch is safe for concurrent use. Submit synchronizes before its job
@@ -121,12 +121,14 @@ func (p *Pool[T]) NewBatch(ctx context.Context, opts ...Option) (*Batch[T], cont
 // Submit blocks only while the pool is full, taking its turn among the
 // pool's blocked Submits. It returns ctx.Err() if ctx ends first;
 // ErrBatchClosed once the batch's Wait has begun; the batch context's Err()
-// once that context is done (after the batch's first error, say); and
-// ErrPoolClosed once the pool's Wait or Shutdown has begun. A job of the
+// once that context is done (after the batch's first error, say);
+// ErrPoolClosed once the pool's Wait or Shutdown has begun; and ErrNoRoutee
+// if every worker of the pool has died. A job of the
 // batch may submit more jobs to it, with the context it received, as a
 // pool's job may (see Pool.Submit): such a Submit never blocks, running the
-// new job inline when the pool is full, and is accepted after the batch's
-// Wait began. Submit panics if ctx is nil.
+// new job inline when the pool is full (or, with WithLimit, queueing it
+// beyond the pool's bound behind the batch's limit), and is accepted after
+// the batch's Wait began. Submit panics if ctx is nil.
 func (b *Batch[T]) Submit(ctx context.Context, job T) error {
 	if ctx == nil {
 		panic("crew: Batch.Submit: nil context")
@@ -184,16 +186,23 @@ func (b *Batch[T]) Wait() error {
 		w := d.waiters.Get().(*waiter[task[T]])
 		d.mu.Lock()
 		b.closed = true
-		refused := d.waiting.extract(func(w *waiter[task[T]]) bool { return w.msg.b == b })
+		refused := d.waiting.extract(b.owns)
+		// The batch stays in the pool's list while its jobs run, so that
+		// Shutdown cancels them and the death of the last worker drops
+		// those over its limit.
 		wait := b.held > 0
 		if wait {
 			b.waiter = w
+		} else {
+			d.batches.remove(b)
 		}
-		d.batches.remove(b)
 		d.mu.Unlock()
 		refuse(refused, ErrBatchClosed)
 		if wait {
 			<-w.ready
+			d.mu.Lock()
+			d.batches.remove(b)
+			d.mu.Unlock()
 		}
 		d.waiters.Put(w)
 		b.result = b.outcome()
@@ -251,7 +260,7 @@ func WithLimit(n int) Option {
 // the batch's Wait they are exact.
 type BatchStats struct {
 	Submitted int64 // jobs accepted: Completed + Canceled + Dropped + Queued + Running
-	Queued    int   // jobs accepted and not dispatched yet: in the pool's backlog, or over the batch's limit
+	Queued    int   // jobs accepted and not taken by a worker yet: in the pool's backlog, over the batch's limit, or handed to a worker that has not started them
 	Running   int   // jobs dispatched and not ended
 	Completed int64 // jobs that ran, failed or not (Inline ones too)
 	Failed    int64 // jobs that returned an error, panicked or called runtime.Goexit

@@ -61,6 +61,7 @@ func (d *dispatcher[T]) endBatch(b *Batch[T], skipped bool, a *after[T]) {
 	b.running--
 	if skipped {
 		b.canceled++
+		d.skipped++
 	} else {
 		b.handled++
 	}
@@ -80,9 +81,14 @@ func (b *Batch[T]) record(err error) {
 		d.mu.Lock()
 		b.stopped = true
 		b.cancel(err)
+		blocked := d.waiting.extract(b.owns)
 		d.mu.Unlock()
+		refuse(blocked, b.ctx.Err())
 	}
 }
+
+// owns reports whether a blocked Submit is the batch's.
+func (b *Batch[T]) owns(w *waiter[task[T]]) bool { return w.msg.b == b }
 
 // runInline runs a job that one of the batch's jobs submitted while the
 // pool was full, on the submitting goroutine; it was never counted in.

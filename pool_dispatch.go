@@ -43,6 +43,7 @@ type dispatcher[T any] struct {
 	nidle      int                     // idle workers
 	seq        uint64                  // the jobs accepted so far: the next one's place in the order of submission
 	backlogged int64                   // jobs that waited in the backlog
+	skipped    int64                   // batch jobs skipped because their batch's context was done
 	// stopped records that the pool's context was seen done: from then on
 	// every dispatch skips its job. The pool's own cancellation (the first
 	// error's, with WithCancelOnError) sets it as it cancels. A parent's
@@ -194,7 +195,7 @@ func (d *dispatcher[T]) offer(t task[T], mode offerMode, a *after[T]) (verdict, 
 	if t.b != nil {
 		t.b.accept()
 	}
-	if d.nidle > 0 {
+	if d.nidle > 0 && d.ready.len() == 0 {
 		w := d.takeIdle()
 		w.own.push(t)
 		d.mu.Unlock()
@@ -203,7 +204,14 @@ func (d *dispatcher[T]) offer(t task[T], mode offerMode, a *after[T]) (verdict, 
 	}
 	d.backlog.push(prioItem[task[T]]{msg: t, seq: seq})
 	d.backlogged++
+	var idle *worker[T]
+	if d.nidle > 0 { // older jobs are ready (a retired worker released them): an idle worker takes them first
+		idle = d.takeIdle()
+	}
 	d.mu.Unlock()
+	if idle != nil {
+		a.wake(idle)
+	}
 	return accepted, nil, nil
 }
 
@@ -230,11 +238,11 @@ func (d *dispatcher[T]) offerAny(t task[T], mode offerMode, done bool, a *after[
 		switch {
 		case mode != fromJob:
 			return d.enlist(mode, t)
-		case d.keys == nil && d.pin == nil:
+		case d.keys == nil && d.pin == nil && (b == nil || b.limit == 0):
 			return full, nil, nil // run it inline: blocking could deadlock
 		}
-		// A keyed job runs after its key's jobs, so never inline: it goes
-		// beyond the bound.
+		// A keyed job runs after its key's jobs, and a limited batch's job
+		// within its limit, so never inline: it goes beyond the bound.
 	}
 	seq := d.seq
 	d.seq++

@@ -88,9 +88,13 @@ func MapBatch[T, R any](ctx context.Context, p *Pool[Job], inputs []T, f func(co
 			return err
 		})
 		if err != nil {
-			refused = err
-			if bctx.Err() != nil {
+			switch {
+			case bctx.Err() != nil:
 				refused = context.Cause(bctx) // the first error, or ctx's end
+			case p.Context().Err() != nil:
+				refused = context.Cause(p.Context()) // the pool's end (Shutdown)
+			default:
+				refused = err // the pool closed, or its workers died
 			}
 			break
 		}

@@ -8,14 +8,16 @@ import (
 // Long-lived pools change size while they run (Resize), and close with a
 // deadline (Shutdown).
 
-// Resize changes the number of p's workers to n, while the pool runs.
-// Growing starts workers that take backlog jobs at once. Shrinking lets the
+// Resize changes the number of p's live workers to n, while the pool runs.
+// Growing starts workers that take backlog jobs at once (a worker that a
+// job's runtime.Goexit ended is replaced this way). Shrinking lets the
 // extra workers (the last ones) finish the jobs they hold and exit; it does
-// not wait for them, Wait does. The pool's bound follows the new size (n×(1+
-// the queue size)). Stats.PerWorker lists the current workers; the jobs the
-// retired ones ran stay counted in Completed. Resize after Wait or Shutdown
-// began does nothing. It panics if n is less than 1, or if p uses
-// WithConsistentHash, whose keys are pinned to workers.
+// not wait for them, Wait does. The pool's bound follows the new size
+// (n×(1+the queue size)). Stats.PerWorker lists the workers that remain;
+// the jobs the retired ones ran stay counted in the totals. Resize after
+// Wait or Shutdown began does nothing. It panics if n is less than 1 or
+// more than 1<<24, or if p uses WithConsistentHash, whose keys are pinned
+// to its workers.
 func (p *Pool[T]) Resize(n int) {
 	if n < 1 || n > maxWorkers {
 		panic(fmt.Sprintf("crew: Resize: workers must be between 1 and %d, got %d", maxWorkers, n))
@@ -27,16 +29,16 @@ func (p *Pool[T]) Resize(n int) {
 	defer p.resizing.Unlock()
 	d := &p.d
 	d.mu.Lock()
-	closed, have := d.closed, len(d.workers)
+	closed, live, have := d.closed, int(d.live), len(d.workers)
 	d.mu.Unlock()
-	if closed || n == have {
+	if closed || n == live {
 		return
 	}
 	// New workers start apart from the pool (away): they join it under the
 	// lock, once their Refs are set, and are woken to take backlog jobs.
 	var fresh []*worker[T]
-	for i := have; i < n; i++ {
-		fresh = append(fresh, p.startWorker(i, true))
+	for i := range n - live {
+		fresh = append(fresh, p.startWorker(have+i, true))
 	}
 	var a after[T]
 	var wake []*worker[T]
@@ -55,21 +57,25 @@ func (p *Pool[T]) Resize(n int) {
 			d.workers = append(d.workers, w)
 			d.live++
 		}
-		for i := len(d.workers) - 1; i >= n; i-- {
+		// Retire live workers from the end until n are live, taking out
+		// the dead ones met on the way.
+		for i := len(d.workers) - 1; i >= 0 && int(d.live) > n; i-- {
 			w := d.workers[i]
-			w.away, w.retired = true, true
-			d.live--
-			if d.isIdle(i) {
-				d.unidle(i)
+			if !w.dead {
+				w.away, w.retired = true, true
+				d.live--
+				if d.isIdle(i) {
+					d.unidle(i)
+				}
+				wake = append(wake, w)
 			}
 			d.gone = append(d.gone, w)
-			wake = append(wake, w)
+			d.workers = d.workers[:i]
 		}
-		d.workers = d.workers[:min(n, len(d.workers))]
-		for len(d.idle) < (n+63)/64 {
+		for len(d.idle) < (len(d.workers)+63)/64 {
 			d.idle = append(d.idle, 0)
 		}
-		if d.cursor >= n {
+		if d.cursor >= len(d.workers) {
 			d.cursor = 0
 		}
 		d.limit = n * d.perWorker
@@ -90,7 +96,8 @@ func (d *dispatcher[T]) pruneGone() {
 	for _, w := range d.gone {
 		select {
 		case <-w.ref.Done():
-			d.retired.handled += w.handled + w.inline.Load()
+			d.retired.handled += w.handled
+			d.retired.inline += w.inline.Load()
 			d.retired.canceled += w.canceled
 			d.retired.failed += w.failed.Load()
 			d.retired.panicked += w.panicked.Load()
@@ -119,20 +126,24 @@ func (p *Pool[T]) Shutdown(ctx context.Context) error {
 	p.d.close()
 	var err error
 	select {
-	case <-p.d.drained:
-	case <-ctx.Done():
-		err = ctx.Err()
-		cause := fmt.Errorf("crew: pool %q shut down: %w", p.name, context.Cause(ctx))
-		// Under the lock, so that no dispatch runs a job once a job can see
-		// its context end, nor skips one before the cause is set.
-		d := &p.d
-		d.lock(true)
-		p.cancel(cause)
-		for b := d.batches.first; b != nil; b = b.next {
-			b.stopped = true
-			b.cancel(cause)
+	case <-p.d.drained: // drained before ctx ended, or both were already so
+	default:
+		select {
+		case <-p.d.drained:
+		case <-ctx.Done():
+			err = ctx.Err()
+			cause := fmt.Errorf("crew: pool %q shut down: %w", p.name, context.Cause(ctx))
+			// Under the lock, so that no dispatch runs a job once a job can see
+			// its context end, nor skips one before the cause is set.
+			d := &p.d
+			d.lock(true)
+			p.cancel(cause)
+			for b := d.batches.first; b != nil; b = b.next {
+				b.stopped = true
+				b.cancel(cause)
+			}
+			d.mu.Unlock()
 		}
-		d.mu.Unlock()
 	}
 	p.Wait()
 	return err

@@ -36,6 +36,7 @@ type worker[T any] struct {
 	streak  int       // jobs taken since the worker was idle, or since share last looked
 	since   time.Time // when share began to time the worker's streak
 	exit    bool      // retired, with nothing left to run: its mailbox stops it
+	goexit  bool      // a job called runtime.Goexit, ending the worker
 
 	// Also written by the goroutines of its jobs, whose own Submits on a
 	// full pool run inline on them.
@@ -191,6 +192,10 @@ func (p *Pool[T]) record(err error) {
 // which counts as a failed job, of the job's batch if it has one. It runs
 // on the worker's goroutine, before its mailbox is closed.
 func (w *worker[T]) exited(err error) {
+	d := &w.pool.d
+	d.mu.Lock()
+	w.goexit = true
+	d.mu.Unlock()
 	w.pool.exits.Add(1)
 	if b := w.batch; b != nil {
 		b.failed.Add(1)
