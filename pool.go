@@ -150,8 +150,9 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		p.d.useMailbox(mb)
 	}
 	p.d.init(n, s, p.ctx, parent)
-	p.d.backlog.bufs = shared[slabs[prioItem[task[T]]]]()
-	p.d.ready.bufs = shared[slabs[prioItem[task[T]]]]()
+	p.d.backlog.bufs = shared[slabs[T]]()
+	p.d.batched.bufs = shared[slabs[prioItem[queued[T]]]]()
+	p.d.ready.bufs = p.d.batched.bufs
 	p.d.letter = p.letter
 	switch {
 	case o.queueSize > 0:
@@ -161,8 +162,9 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	}
 	p.d.limit = n * p.d.perWorker
 	p.d.workers = make([]*worker[T], n)
+	all := make([]worker[T], n) // side by side, each on lines of its own
 	for i := range p.d.workers {
-		p.d.workers[i] = p.startWorker(i, false)
+		p.d.workers[i] = p.startWorker(&all[i], i, false)
 	}
 	return p
 }
@@ -170,10 +172,10 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 // maxWorkers is the most workers a pool may have.
 const maxWorkers = 1 << 24
 
-// startWorker starts the worker with index i; one started away takes no
-// job until it joins the pool (Resize).
-func (p *Pool[T]) startWorker(i int, away bool) *worker[T] {
-	w := &worker[T]{pool: p, index: i, keyed: p.d.keys != nil, away: away}
+// startWorker starts w as the worker with index i; one started away takes
+// no job until it joins the pool (Resize).
+func (p *Pool[T]) startWorker(w *worker[T], i int, away bool) *worker[T] {
+	*w = worker[T]{pool: p, index: i, keyed: p.d.keys != nil, away: away}
 	w.ctx = context.WithValue(p.ctx, workerKey{}, w)
 	wo := options{
 		onError:    w.exited,
@@ -227,7 +229,14 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	return p.submit(ctx, task[T]{job: job})
+	t := task[T]{job: job}
+	var a after[T]
+	v, w, err := p.d.offer(t, mayWait, &a)
+	a.run(&p.d)
+	if v == accepted {
+		return nil
+	}
+	return p.settle(ctx, t, v, w, err)
 }
 
 // submit is the Submit of a job of the pool, or of a batch (t.b), whose
@@ -236,6 +245,12 @@ func (p *Pool[T]) submit(ctx context.Context, t task[T]) error {
 	var a after[T]
 	v, w, err := p.d.offer(t, mayWait, &a)
 	a.run(&p.d)
+	return p.settle(ctx, t, v, w, err)
+}
+
+// settle is what Submit does with offer's verdict on t: wait, as w, if
+// the pool is full, or run t inline if it is a job's own.
+func (p *Pool[T]) settle(ctx context.Context, t task[T], v verdict, w *waiter[task[T]], err error) error {
 	switch v {
 	case waiting:
 		// A job's own Submit must not wait: it is let in, or run inline.

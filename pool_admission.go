@@ -50,8 +50,10 @@ func (d *dispatcher[T]) admit(a *after[T]) {
 			continue
 		}
 		var err error
-		seq := d.seq
-		d.seq++
+		var seq uint64
+		if d.keys != nil || w.msg.b != nil {
+			seq = d.number()
+		}
 		if d.keys == nil || d.keys.enter(w.msg.job, seq) {
 			if err = d.place(w.msg, seq, a); err == errWouldBlock {
 				return
@@ -154,10 +156,13 @@ func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []task[T] {
 		if d.keys != nil {
 			d.keys.leave(e.msg.job) // its key's queue was drained: this frees the key
 		}
-		rest = append(rest, e.msg)
+		rest = append(rest, e.msg.task)
 	}
-	for e, ok := d.backlog.pop(); ok; e, ok = d.backlog.pop() {
-		rest = append(rest, e.msg)
+	for job, ok := d.backlog.pop(); ok; job, ok = d.backlog.pop() {
+		rest = append(rest, task[T]{job: job})
+	}
+	for e, ok := d.batched.pop(); ok; e, ok = d.batched.pop() {
+		rest = append(rest, e.msg.task)
 	}
 	for b := d.batches.first; b != nil; b = b.next {
 		if b.queue == nil {
@@ -165,7 +170,7 @@ func (d *dispatcher[T]) buryLocked(w *worker[T], a *after[T]) []task[T] {
 		}
 		for e, ok := b.queue.pop(); ok; e, ok = b.queue.pop() {
 			d.overLimit--
-			rest = append(rest, e.msg)
+			rest = append(rest, e.msg.task)
 		}
 	}
 	if d.mb != nil {

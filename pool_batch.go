@@ -51,13 +51,13 @@ type Batch[T any] struct {
 	sink   func(DeadLetter) // the batch's dead-letter sink, else the pool's, or nil
 
 	// Guarded by the pool's dispatcher lock.
-	held       int                      // jobs accepted and not ended
-	running    int                      // jobs a worker took and has not ended
-	queue      *ring[prioItem[task[T]]] // WithLimit: the jobs over the limit, with their seq, oldest first
-	closed     bool                     // Wait began
-	stopped    bool                     // the batch's context was seen done: its jobs in the backlog are skipped
-	waiter     *waiter[task[T]]         // Wait's, while it waits for held to reach 0
-	prev, next *Batch[T]                // in the pool's list of batches not waited for
+	held       int                        // jobs accepted and not ended
+	running    int                        // jobs a worker took and has not ended
+	queue      *ring[prioItem[queued[T]]] // WithLimit: the jobs over the limit, oldest first
+	closed     bool                       // Wait began
+	stopped    bool                       // the batch's context was seen done: its jobs in the backlog are skipped
+	waiter     *waiter[task[T]]           // Wait's, while it waits for held to reach 0
+	prev, next *Batch[T]                  // in the pool's list of batches not waited for
 	handled    int64
 	canceled   int64
 	dropped    int64
@@ -105,7 +105,7 @@ func (p *Pool[T]) NewBatch(ctx context.Context, opts ...Option) (*Batch[T], cont
 	b.ctx, b.cancel = context.WithCancelCause(ctx)
 	b.jobCtx = jobContext{b.ctx, b}
 	if b.limit > 0 {
-		b.queue = &ring[prioItem[task[T]]]{bufs: p.d.backlog.bufs}
+		b.queue = &ring[prioItem[queued[T]]]{bufs: p.d.batched.bufs}
 	}
 	p.d.mu.Lock()
 	p.d.batches.push(b)
@@ -248,7 +248,10 @@ func (b *Batch[T]) outcome() error {
 // Its jobs over the limit wait in the pool's backlog, counted against the
 // pool's bound, without holding a worker: other jobs overtake them, and
 // each is dispatched, in its submission order, when one of the batch's jobs
-// ends. It panics if n is less than 1.
+// ends. A job's own Submit on a full pool queues its job there too, beyond
+// the pool's bound, rather than run it inline beside its parent. So a job
+// that waits for another job of its batch needs room under the limit: with
+// WithLimit(1) it would wait forever. It panics if n is less than 1.
 func WithLimit(n int) Option {
 	if n < 1 {
 		panic("crew: WithLimit: n must be at least 1, got " + strconv.Itoa(n))

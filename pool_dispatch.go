@@ -36,14 +36,13 @@ type dispatcher[T any] struct {
 	_  [60]byte
 
 	// What every job reads or writes, on two cache lines.
-	backlog    ring[prioItem[task[T]]] // the backlog, unless WithMailbox made one; with each job's seq
-	held       int                     // jobs accepted and not ended
-	waiting    waitList[task[T]]       // Submits blocked on a full pool, oldest first
-	limit      int                     // the most jobs held at once; 0: no bound of the pool's own
-	nidle      int                     // idle workers
-	seq        uint64                  // the jobs accepted so far: the next one's place in the order of submission
-	backlogged int64                   // jobs that waited in the backlog
-	skipped    int64                   // batch jobs skipped because their batch's context was done
+	backlog    ring[T]           // the backlog of the pool's own jobs, unless WithMailbox made one
+	pushed     uint64            // the jobs pushed to backlog so far: the first has index pushed-backlog.n
+	held       int               // jobs accepted and not ended
+	waiting    waitList[task[T]] // Submits blocked on a full pool, oldest first
+	limit      int               // the most jobs held at once; 0: no bound of the pool's own
+	nidle      int               // idle workers
+	backlogged int64             // jobs that waited in the backlog
 	// stopped records that the pool's context was seen done: from then on
 	// every dispatch skips its job. The pool's own cancellation (the first
 	// error's, with WithCancelOnError) sets it as it cancels. A parent's
@@ -67,11 +66,14 @@ type dispatcher[T any] struct {
 	watch    bool            // ctx's parent can end: dispatches read ctx (see stopped)
 	mb       Mailbox[T]      // the backlog WithMailbox made
 	keys     keyGate[T]      // WithKey: jobs wait behind their key's job here
-	// ready holds jobs that became free to run after they were submitted,
-	// in submission order: a keyed pool's backlog, and a plain pool's batch
-	// jobs released by their batch's limit, which take turns with the
-	// backlog by seq.
-	ready   prioHeap[task[T]]
+	// The backlog of batch jobs (see popBacklog): batched holds those that
+	// may run, in submission order; ready those that became free to run
+	// after they were submitted, released by their batch's limit, in
+	// submission order too. ready is also a keyed pool's whole backlog.
+	// seq numbers their jobs in submission order.
+	batched ring[prioItem[queued[T]]]
+	ready   prioHeap[queued[T]]
+	seq     uint64
 	pin     keyPin[T] // WithConsistentHash: jobs queue at their key's worker
 	upFn    func(int) bool
 	evicted []T   // jobs the backlog mailbox evicted, waiting for their dead letters
@@ -80,6 +82,7 @@ type dispatcher[T any] struct {
 	// Batches and Resize.
 	batches   batchList[T] // the batches not waited for yet, for Shutdown
 	overLimit int          // batch jobs waiting behind their batch's limit
+	skipped   int64        // batch jobs skipped because their batch's context was done
 	perWorker int          // the bound per worker (1+queue size), or 0: Resize moves limit with it
 	gone      []*worker[T] // workers Resize retired, until Wait has seen them exit
 	retired   retiredStats // what the retired workers that exited had done
@@ -114,6 +117,14 @@ const (
 type task[T any] struct {
 	job T
 	b   *Batch[T]
+}
+
+// A queued is a batch's job waiting to be dispatched, with mark, the number
+// of the pool's own jobs pushed to the backlog before it was accepted: those
+// from index mark on came after it. (A keyed pool's job has no mark.)
+type queued[T any] struct {
+	task[T]
+	mark uint64
 }
 
 // How a job is offered to the pool.
@@ -190,8 +201,6 @@ func (d *dispatcher[T]) offer(t task[T], mode offerMode, a *after[T]) (verdict, 
 		return d.offerAny(t, mode, done, a)
 	}
 	d.held++
-	seq := d.seq
-	d.seq++
 	if t.b != nil {
 		t.b.accept()
 	}
@@ -202,8 +211,13 @@ func (d *dispatcher[T]) offer(t task[T], mode offerMode, a *after[T]) (verdict, 
 		a.wake(w)
 		return accepted, nil, nil
 	}
-	d.backlog.push(prioItem[task[T]]{msg: t, seq: seq})
-	d.backlogged++
+	if t.b == nil {
+		d.backlog.push(t.job)
+		d.pushed++
+		d.backlogged++
+	} else {
+		d.enqueue(t, d.number())
+	}
 	var idle *worker[T]
 	if d.nidle > 0 { // older jobs are ready (a retired worker released them): an idle worker takes them first
 		idle = d.takeIdle()
@@ -213,6 +227,25 @@ func (d *dispatcher[T]) offer(t task[T], mode offerMode, a *after[T]) (verdict, 
 		a.wake(idle)
 	}
 	return accepted, nil, nil
+}
+
+// number numbers a batch's job, or a keyed pool's, in submission order. d.mu
+// is held.
+func (d *dispatcher[T]) number() uint64 {
+	d.seq++
+	return d.seq
+}
+
+// enqueue puts a job that may run now, numbered seq if it is a batch's, in
+// a plain pool's backlog. d.mu is held.
+func (d *dispatcher[T]) enqueue(t task[T], seq uint64) {
+	if t.b == nil {
+		d.backlog.push(t.job)
+		d.pushed++
+	} else {
+		d.batched.push(prioItem[queued[T]]{msg: queued[T]{t, d.pushed}, seq: seq})
+	}
+	d.backlogged++
 }
 
 // offerAny is offer for every pool and case.
@@ -244,8 +277,10 @@ func (d *dispatcher[T]) offerAny(t task[T], mode offerMode, done bool, a *after[
 		// A keyed job runs after its key's jobs, and a limited batch's job
 		// within its limit, so never inline: it goes beyond the bound.
 	}
-	seq := d.seq
-	d.seq++
+	var seq uint64
+	if d.keys != nil || t.b != nil {
+		seq = d.number()
+	}
 	if d.keys != nil && !d.keys.enter(t.job, seq) {
 		d.held++
 		return accepted, nil, nil
@@ -269,7 +304,7 @@ func (d *dispatcher[T]) offerAny(t task[T], mode offerMode, done bool, a *after[
 func (d *dispatcher[T]) place(t task[T], seq uint64, a *after[T]) error {
 	if b := t.b; b != nil { // a plain pool's: send does not fail
 		if !b.accept() {
-			b.queue.push(prioItem[task[T]]{msg: t, seq: seq})
+			b.queue.push(prioItem[queued[T]]{msg: queued[T]{t, d.pushed}, seq: seq})
 			d.overLimit++
 			d.backlogged++
 			return nil
@@ -304,11 +339,11 @@ func (d *dispatcher[T]) send(t task[T], seq uint64, a *after[T]) error {
 	}
 	if d.mb == nil {
 		if d.keys != nil {
-			d.ready.push(prioItem[task[T]]{msg: t, seq: seq})
+			d.ready.push(prioItem[queued[T]]{msg: queued[T]{task: t}, seq: seq})
+			d.backlogged++
 		} else {
-			d.backlog.push(prioItem[task[T]]{msg: t, seq: seq})
+			d.enqueue(t, seq)
 		}
-		d.backlogged++
 		if d.nidle > 0 { // only in bury: older jobs are ready; an idle worker takes them in order
 			a.wake(d.takeIdle())
 		}
@@ -338,7 +373,7 @@ var canceledCtx = func() context.Context {
 
 // queued reports the jobs waiting to be dispatched. d.mu is held.
 func (d *dispatcher[T]) queued() int {
-	n := d.backlog.n + d.ready.len() + d.overLimit
+	n := d.backlog.n + d.batched.n + d.ready.len() + d.overLimit
 	if d.mb != nil {
 		n += d.mb.Len()
 	}

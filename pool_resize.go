@@ -38,7 +38,7 @@ func (p *Pool[T]) Resize(n int) {
 	// lock, once their Refs are set, and are woken to take backlog jobs.
 	var fresh []*worker[T]
 	for i := range n - live {
-		fresh = append(fresh, p.startWorker(have+i, true))
+		fresh = append(fresh, p.startWorker(new(worker[T]), have+i, true))
 	}
 	var a after[T]
 	var wake []*worker[T]

@@ -50,7 +50,13 @@ func (d *dispatcher[T]) take(w *worker[T], park bool, a *after[T]) (job T, ok, s
 		t, ok = w.own.pop()
 	case w.away:
 		d.leave(w, a)
-	case d.backlog.n > 0 || d.ready.len() > 0:
+	case d.backlog.n > 0 && d.batched.n == 0 && d.ready.len() == 0: // a pool without batches
+		t.job, ok = d.backlog.pop()
+		skip = d.stopped
+		if d.backlog.n == 0 && len(d.backlog.buf) > keptRingSlots {
+			d.backlog.release()
+		}
+	case d.backlog.n > 0 || d.batched.n > 0 || d.ready.len() > 0:
 		t, ok = d.popBacklog(), true
 		skip = d.stopped || t.b != nil && t.b.done()
 	case park && !w.dead:
@@ -67,19 +73,36 @@ func (d *dispatcher[T]) take(w *worker[T], park bool, a *after[T]) (job T, ok, s
 }
 
 // popBacklog removes and returns the oldest job of a plain pool's backlog:
-// the ring's first, or the first of the batch jobs released into ready
-// since, whichever was submitted first. d.mu is held; one of them has a
-// job.
+// of the pool's own jobs (backlog), of the batch jobs that may run
+// (batched), and of those released by their batch's limit (ready). Batch
+// jobs are ordered among themselves by seq, and go before the pool's own
+// jobs from their mark on. d.mu is held; one of them has a job.
 func (d *dispatcher[T]) popBacklog() task[T] {
-	if n := d.ready.len(); n > 0 && (d.backlog.n == 0 || d.ready.h[0].seq < d.backlog.buf[d.backlog.head].seq) {
-		e, _ := d.ready.pop()
-		return e.msg
+	var first *prioItem[queued[T]] // the oldest batch job
+	fromReady := false
+	if d.batched.n > 0 {
+		first = &d.batched.buf[d.batched.head]
 	}
-	e, _ := d.backlog.pop()
-	if d.backlog.n == 0 && len(d.backlog.buf) > keptRingSlots {
-		d.backlog.release()
+	if d.ready.len() > 0 && (first == nil || d.ready.h[0].seq < first.seq) {
+		first, fromReady = &d.ready.h[0], true
 	}
-	return e.msg
+	if first == nil || d.backlog.n > 0 && d.pushed-uint64(d.backlog.n) < first.msg.mark {
+		job, _ := d.backlog.pop() // the pool's job came first
+		if d.backlog.n == 0 && len(d.backlog.buf) > keptRingSlots {
+			d.backlog.release()
+		}
+		return task[T]{job: job}
+	}
+	var e prioItem[queued[T]]
+	if fromReady {
+		e, _ = d.ready.pop()
+	} else {
+		e, _ = d.batched.pop()
+		if d.batched.n == 0 && len(d.batched.buf) > keptRingSlots {
+			d.batched.release()
+		}
+	}
+	return e.msg.task
 }
 
 // takeAny is take for every pool.
@@ -101,7 +124,7 @@ func (d *dispatcher[T]) takeAny(w *worker[T], park, done bool, a *after[T]) (job
 		return job, false, false
 	case d.pin != nil:
 	case d.keys != nil:
-		var e prioItem[task[T]]
+		var e prioItem[queued[T]]
 		if e, ok = d.ready.pop(); ok {
 			return e.msg.job, true, d.stopped
 		}
@@ -124,7 +147,7 @@ func (d *dispatcher[T]) takeAny(w *worker[T], park, done bool, a *after[T]) (job
 // d.mu is held.
 func (d *dispatcher[T]) leave(w *worker[T], a *after[T]) {
 	w.exit = w.retired
-	if d.nidle > 0 && d.backlog.n+d.ready.len() > 0 {
+	if d.nidle > 0 && d.backlog.n+d.batched.n+d.ready.len() > 0 {
 		a.wake(d.takeIdle())
 	}
 }
@@ -156,7 +179,7 @@ func (d *dispatcher[T]) end(w *worker[T], a *after[T]) {
 			// Into the backlog, in its order, even if a worker is idle:
 			// the caller, w's take, takes the oldest job next, without a
 			// worker to wake. (bury, the other caller, feeds the idle.)
-			d.ready.push(prioItem[task[T]]{msg: task[T]{job: next.msg}, seq: next.seq})
+			d.ready.push(prioItem[queued[T]]{msg: queued[T]{task: task[T]{job: next.msg}}, seq: next.seq})
 			d.backlogged++
 		}
 	}
