@@ -229,6 +229,9 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	// offer is called here, as in Batch.Submit, not through a helper that
+	// both share: the call saved on the way of nearly every job measured
+	// 5-15% of a job's cost (BenchmarkPool, one submitter).
 	t := task[T]{job: job}
 	var a after[T]
 	v, w, err := p.d.offer(t, mayWait, &a)
@@ -236,15 +239,6 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	if v == accepted {
 		return nil
 	}
-	return p.settle(ctx, t, v, w, err)
-}
-
-// submit is the Submit of a job of the pool, or of a batch (t.b), whose
-// ctx has not ended.
-func (p *Pool[T]) submit(ctx context.Context, t task[T]) error {
-	var a after[T]
-	v, w, err := p.d.offer(t, mayWait, &a)
-	a.run(&p.d)
 	return p.settle(ctx, t, v, w, err)
 }
 

@@ -42,25 +42,31 @@ var ErrBatchClosed = errors.New("crew: batch closed")
 // of the batch's Wait. Every batch must reach Wait, which releases its
 // context.
 type Batch[T any] struct {
-	// Set by NewBatch, then only read.
+	// Set by NewBatch, then only read; what workers read first.
 	pool   *Pool[T]
-	ctx    context.Context // the batch's: NewBatch returns it
-	jobCtx jobContext      // ctx, marked as the batch's, for its jobs (see Pool.own)
+	jobCtx jobContext                 // ctx, marked as the batch's, for its jobs (see Pool.own)
+	queue  *ring[prioItem[queued[T]]] // WithLimit: the jobs over the limit, oldest first; guarded by the lock
+	sink   func(DeadLetter)           // the batch's dead-letter sink, else the pool's, or nil
+	ctx    context.Context            // the batch's: NewBatch returns it
 	cancel context.CancelCauseFunc
-	limit  int              // WithLimit, or 0
-	sink   func(DeadLetter) // the batch's dead-letter sink, else the pool's, or nil
+	limit  int // WithLimit, or 0
 
-	// Guarded by the pool's dispatcher lock.
-	held       int                        // jobs accepted and not ended
-	running    int                        // jobs a worker took and has not ended
-	queue      *ring[prioItem[queued[T]]] // WithLimit: the jobs over the limit, oldest first
-	closed     bool                       // Wait began
-	stopped    bool                       // the batch's context was seen done: its jobs in the backlog are skipped
-	waiter     *waiter[task[T]]           // Wait's, while it waits for held to reach 0
-	prev, next *Batch[T]                  // in the pool's list of batches not waited for
-	handled    int64
-	canceled   int64
-	dropped    int64
+	// Guarded by the pool's dispatcher lock: what Submits write, apart
+	// from what workers write, so that the two do not take each other's
+	// cache line for every job. held is accepted - ended, where ended is
+	// handled + canceled + dropped.
+	accepted   int       // jobs accepted
+	closed     bool      // Wait began
+	stopped    bool      // the batch's context was seen done: its jobs in the backlog are skipped
+	prev, next *Batch[T] // in the pool's list of batches not waited for
+	_          [64]byte
+
+	// Guarded by the pool's dispatcher lock: what workers write.
+	handled  int64            // jobs that ran
+	canceled int64            // jobs skipped
+	dropped  int64            // jobs dropped when every worker died
+	waiter   *waiter[task[T]] // Wait's, while it waits for held to reach 0
+	_        [64]byte
 
 	failed, panicked, inline atomic.Int64
 
@@ -140,10 +146,19 @@ func (b *Batch[T]) Submit(ctx context.Context, job T) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if err := b.ctx.Err(); err != nil && !p.own(ctx, b) {
-		return b.refusal(err)
+	if ctx != b.ctx { // else just read
+		if err := b.ctx.Err(); err != nil && !p.own(ctx, b) {
+			return b.refusal(err)
+		}
 	}
-	return p.submit(ctx, task[T]{job: job, b: b})
+	t := task[T]{job: job, b: b}
+	var a after[T]
+	v, w, err := p.d.offer(t, mayWait, &a)
+	a.run(&p.d)
+	if v == accepted {
+		return nil
+	}
+	return p.settle(ctx, t, v, w, err)
 }
 
 // TrySubmit gives job to the batch's pool if it has room right now, without
@@ -190,7 +205,7 @@ func (b *Batch[T]) Wait() error {
 		// The batch stays in the pool's list while its jobs run, so that
 		// Shutdown cancels them and the death of the last worker drops
 		// those over its limit.
-		wait := b.held > 0
+		wait := b.held() > 0
 		if wait {
 			b.waiter = w
 		} else {
@@ -275,7 +290,8 @@ type BatchStats struct {
 }
 
 // Stats returns a snapshot of the batch's counters. It takes the pool's
-// lock once.
+// lock once, for O(the jobs in the pool's backlog + workers): it counts
+// the batch's jobs there, so that running ones cost nothing to count.
 func (b *Batch[T]) Stats() BatchStats {
 	s := BatchStats{Limit: b.limit}
 	// Read the inline jobs first, as Pool.Stats does.
@@ -284,9 +300,9 @@ func (b *Batch[T]) Stats() BatchStats {
 	s.Panicked = b.panicked.Load()
 	d := &b.pool.d
 	d.mu.Lock()
-	s.Queued = b.held - b.running
-	s.Submitted = b.handled + b.canceled + b.dropped + int64(b.held) + s.Inline
-	s.Running = b.running
+	s.Queued = d.queuedOf(b)
+	s.Running = b.held() - s.Queued
+	s.Submitted = int64(b.accepted) + s.Inline
 	s.Completed = b.handled + s.Inline
 	s.Canceled, s.Dropped = b.canceled, b.dropped
 	d.mu.Unlock()

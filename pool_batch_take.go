@@ -20,17 +20,20 @@ func (b *Batch[T]) free() bool {
 // those held and not over its limit, at most limit. d.mu is held.
 func (b *Batch[T]) admitted() int {
 	if b.queue == nil {
-		return b.held
+		return b.held()
 	}
-	return b.held - b.queue.n
+	return b.held() - b.queue.n
 }
+
+// held reports the jobs accepted and not ended. d.mu is held.
+func (b *Batch[T]) held() int { return b.accepted - int(b.handled+b.canceled+b.dropped) }
 
 // accept counts in a job of the batch, and reports whether it may be
 // dispatched now (the batch is under its limit); if not, the caller queues
 // it. d.mu is held.
 func (b *Batch[T]) accept() bool {
 	ok := b.limit == 0 || b.admitted() < b.limit
-	b.held++
+	b.accepted++
 	return ok
 }
 
@@ -44,11 +47,10 @@ func (b *Batch[T]) done() bool {
 	return b.stopped
 }
 
-// release counts out one of the batch's jobs, ended or dropped, and hands
-// Wait its answer once none is left. d.mu is held.
+// release hands Wait its answer once no job of the batch is left, after
+// the caller counted one out (handled, canceled or dropped). d.mu is held.
 func (b *Batch[T]) release(reply func(*waiter[task[T]])) {
-	b.held--
-	if b.held == 0 && b.waiter != nil {
+	if b.waiter != nil && b.held() == 0 {
 		reply(b.waiter)
 		b.waiter = nil
 	}
@@ -58,7 +60,6 @@ func (b *Batch[T]) release(reply func(*waiter[task[T]])) {
 // or skipped), and moves the oldest of b's jobs over its limit, if any, to
 // the backlog, in its submission order. d.mu is held.
 func (d *dispatcher[T]) endBatch(b *Batch[T], skipped bool, a *after[T]) {
-	b.running--
 	if skipped {
 		b.canceled++
 		d.skipped++
@@ -150,4 +151,31 @@ func (l *batchList[T]) remove(b *Batch[T]) {
 		b.next.prev = b.prev
 	}
 	b.prev, b.next = nil, nil
+}
+
+// queuedOf reports the jobs of batch b not taken by a worker yet: in the
+// backlog, over its limit, or handed to a worker. d.mu is held.
+func (d *dispatcher[T]) queuedOf(b *Batch[T]) int {
+	n := 0
+	if b.queue != nil {
+		n = b.queue.n
+	}
+	for i := range d.batched.n {
+		if d.batched.buf[(d.batched.head+i)%len(d.batched.buf)].msg.b == b {
+			n++
+		}
+	}
+	for _, e := range d.ready.h {
+		if e.msg.b == b {
+			n++
+		}
+	}
+	for _, w := range d.workers {
+		for i := range w.own.n {
+			if w.own.buf[(w.own.head+i)%len(w.own.buf)].b == b {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -202,7 +202,7 @@ func (d *dispatcher[T]) offer(t task[T], mode offerMode, a *after[T]) (verdict, 
 	}
 	d.held++
 	if t.b != nil {
-		t.b.accept()
+		t.b.accepted++ // free: under its limit
 	}
 	if d.nidle > 0 && d.ready.len() == 0 {
 		w := d.takeIdle()
@@ -216,7 +216,9 @@ func (d *dispatcher[T]) offer(t task[T], mode offerMode, a *after[T]) (verdict, 
 		d.pushed++
 		d.backlogged++
 	} else {
-		d.enqueue(t, d.number())
+		d.seq++
+		d.batched.push(prioItem[queued[T]]{msg: queued[T]{t, d.pushed}, seq: d.seq})
+		d.backlogged++
 	}
 	var idle *worker[T]
 	if d.nidle > 0 { // older jobs are ready (a retired worker released them): an idle worker takes them first
@@ -262,7 +264,7 @@ func (d *dispatcher[T]) offerAny(t task[T], mode offerMode, done bool, a *after[
 		return noWorker, nil, nil
 	case d.stopped:
 		return ended, nil, nil
-	case b != nil && b.closed && (mode != fromJob || b.held == 0):
+	case b != nil && b.closed && (mode != fromJob || b.held() == 0):
 		return batchShut, nil, nil
 	case b != nil && b.stopped:
 		return batchEnded, nil, nil
