@@ -42,14 +42,14 @@ var ErrBatchClosed = errors.New("crew: batch closed")
 // of the batch's Wait. Every batch must reach Wait, which releases its
 // context.
 type Batch[T any] struct {
-	// Set by NewBatch, then only read; what workers read first.
+	// Set by NewBatch, then only read; first what workers read.
 	pool   *Pool[T]
 	jobCtx jobContext                 // ctx, marked as the batch's, for its jobs (see Pool.own)
 	queue  *ring[prioItem[queued[T]]] // WithLimit: the jobs over the limit, oldest first; guarded by the lock
 	sink   func(DeadLetter)           // the batch's dead-letter sink, else the pool's, or nil
+	limit  int                        // WithLimit, or 0
 	ctx    context.Context            // the batch's: NewBatch returns it
 	cancel context.CancelCauseFunc
-	limit  int // WithLimit, or 0
 
 	// Guarded by the pool's dispatcher lock: what Submits write, apart
 	// from what workers write, so that the two do not take each other's
@@ -66,7 +66,6 @@ type Batch[T any] struct {
 	canceled int64            // jobs skipped
 	dropped  int64            // jobs dropped when every worker died
 	waiter   *waiter[task[T]] // Wait's, while it waits for held to reach 0
-	_        [64]byte
 
 	failed, panicked, inline atomic.Int64
 
