@@ -42,22 +42,24 @@ var ErrBatchClosed = errors.New("crew: batch closed")
 // of the batch's Wait. Every batch must reach Wait, which releases its
 // context.
 type Batch[T any] struct {
-	// Set by NewBatch, then only read; first what workers read.
-	pool   *Pool[T]
-	jobCtx jobContext                 // ctx, marked as the batch's, for its jobs (see Pool.own)
-	queue  *ring[prioItem[queued[T]]] // WithLimit: the jobs over the limit, oldest first; guarded by the lock
-	sink   func(DeadLetter)           // the batch's dead-letter sink, else the pool's, or nil
-	limit  int                        // WithLimit, or 0
-	ctx    context.Context            // the batch's: NewBatch returns it
-	cancel context.CancelCauseFunc
+	// What workers read of a batch, on one cache line: set by NewBatch,
+	// then only read, but for two flags written once or rarely, which the
+	// pool's dispatcher lock guards.
+	pool    *Pool[T]
+	jobCtx  jobContext                 // ctx, marked as the batch's, for its jobs (see Pool.own)
+	queue   *ring[prioItem[queued[T]]] // WithLimit: the jobs over the limit, oldest first; guarded by the lock
+	sink    func(DeadLetter)           // the batch's dead-letter sink, else the pool's, or nil
+	closed  bool                       // Wait began
+	stopped bool                       // the batch's context was seen done: its jobs in the backlog are skipped
 
-	// Guarded by the pool's dispatcher lock: what Submits write, apart
-	// from what workers write, so that the two do not take each other's
-	// cache line for every job. held is accepted - ended, where ended is
-	// handled + canceled + dropped.
+	// What Submits read, set by NewBatch, and write, guarded by the pool's
+	// dispatcher lock, apart from what workers write, so that the two do
+	// not take each other's cache line for every job. held is accepted -
+	// ended, where ended is handled + canceled + dropped.
+	limit      int // WithLimit, or 0
+	ctx        context.Context
+	cancel     context.CancelCauseFunc
 	accepted   int       // jobs accepted
-	closed     bool      // Wait began
-	stopped    bool      // the batch's context was seen done: its jobs in the backlog are skipped
 	prev, next *Batch[T] // in the pool's list of batches not waited for
 	_          [64]byte
 

@@ -41,7 +41,7 @@ func (b *Batch[T]) accept() bool {
 // of its jobs from the backlog sees it: once it has seen that, it skips
 // every later one (stopped). d.mu is held.
 func (b *Batch[T]) done() bool {
-	if !b.stopped && b.ctx.Err() != nil {
+	if !b.stopped && b.jobCtx.Context.Err() != nil { // b.ctx, read from the workers' line
 		b.stopped = true
 	}
 	return b.stopped
