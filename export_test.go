@@ -95,3 +95,7 @@ func PoolRetiredRunning[T any](p *Pool[T]) int {
 	}
 	return n
 }
+
+// RefLoad reports r's load: its queued messages plus the one in flight,
+// what SmallestMailbox scores.
+func RefLoad[T any](r *Ref[T]) int64 { return r.load.Load() }

@@ -20,6 +20,9 @@ type Teller[T any] interface {
 // another reason (a full mailbox) is a dead letter of the target, and
 // Forward goes on. Messages left in ch when Forward returns stay there.
 func Forward[T any](ctx context.Context, ch <-chan T, to Teller[T]) error {
+	if ctx == nil {
+		panic("crew: Forward: nil context")
+	}
 	for {
 		select {
 		case <-ctx.Done():

@@ -20,13 +20,28 @@ type prioHeap[T any] struct {
 
 func (q *prioHeap[T]) len() int { return len(q.h) }
 
-// push adds it.
+// push adds it. It finds its place before it moves anything, so that a
+// less that panics leaves the heap as it was.
 func (q *prioHeap[T]) push(it prioItem[T]) {
+	i := len(q.h)
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !q.precedes(&it, &q.h[parent]) {
+			break
+		}
+		i = parent
+	}
 	q.add(it)
-	q.up(len(q.h) - 1)
+	// Move the ancestors between the new leaf and i one level down.
+	for j := len(q.h) - 1; j != i; {
+		parent := (j - 1) / 2
+		q.h[j] = q.h[parent]
+		j = parent
+	}
+	q.h[i] = it
 }
 
-// add appends it, out of order: the caller calls up(len()-1) next.
+// add appends it, out of order: push puts it in its place.
 func (q *prioHeap[T]) add(it prioItem[T]) {
 	if len(q.h) == cap(q.h) {
 		q.grow()
@@ -70,8 +85,10 @@ func (q *prioHeap[T]) release() {
 }
 
 // before reports whether the item at i must come out before the one at j.
-func (q *prioHeap[T]) before(i, j int) bool {
-	a, b := &q.h[i], &q.h[j]
+func (q *prioHeap[T]) before(i, j int) bool { return q.precedes(&q.h[i], &q.h[j]) }
+
+// precedes reports whether a must come out before b.
+func (q *prioHeap[T]) precedes(a, b *prioItem[T]) bool {
 	if q.less == nil {
 		return a.seq < b.seq
 	}
@@ -82,17 +99,6 @@ func (q *prioHeap[T]) before(i, j int) bool {
 		return false
 	}
 	return a.seq < b.seq
-}
-
-func (q *prioHeap[T]) up(i int) {
-	for i > 0 {
-		parent := (i - 1) / 2
-		if !q.before(i, parent) {
-			return
-		}
-		q.h[i], q.h[parent] = q.h[parent], q.h[i]
-		i = parent
-	}
 }
 
 func (q *prioHeap[T]) down(i int) {

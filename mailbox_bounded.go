@@ -86,8 +86,11 @@ func NewBounded[T any](capacity int, overflow Overflow) *Bounded[T] {
 // Enqueue appends msg if there is room, and otherwise applies the mailbox's
 // Overflow policy (see Bounded). After Close it returns ErrMailboxClosed.
 // Only Backpressure uses ctx: if there is room, Enqueue succeeds even when
-// ctx is already done.
+// ctx is already done; with Backpressure, it panics if ctx is nil.
 func (b *Bounded[T]) Enqueue(ctx context.Context, msg T) error {
+	if ctx == nil && b.overflow == Backpressure {
+		panic("crew: Bounded.Enqueue: nil context") // before the lock: ctx.Done under it would leave it held
+	}
 	b.tailMu.Lock()
 	if b.closed {
 		b.tailMu.Unlock()

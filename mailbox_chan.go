@@ -42,8 +42,11 @@ func NewChan[T any](capacity int) *Chan[T] {
 // Enqueue sends msg on the channel, blocking while it is full. It returns nil
 // once msg is queued, ctx.Err() if ctx ends first, and ErrMailboxClosed if the
 // mailbox is or becomes closed first. If there is room, Enqueue succeeds even
-// when ctx is already done.
+// when ctx is already done. It panics if ctx is nil.
 func (c *Chan[T]) Enqueue(ctx context.Context, msg T) error {
+	if ctx == nil {
+		panic("crew: Chan.Enqueue: nil context") // before the lock: ctx.Done under it would leave it held
+	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.closed.Load() {

@@ -86,7 +86,8 @@ func newPriority[T any](fn string, capacity int, less func(a, b T) bool, stable 
 
 // Enqueue adds msg. A full bounded mailbox returns ErrMailboxFull and stores
 // nothing; after Close Enqueue returns ErrMailboxClosed. It never blocks, so
-// ctx is ignored.
+// ctx is ignored. If less panics, Enqueue stores nothing and the panic goes
+// on to the caller, the mailbox unlocked and unchanged.
 func (p *Priority[T]) Enqueue(_ context.Context, msg T) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -96,10 +97,9 @@ func (p *Priority[T]) Enqueue(_ context.Context, msg T) error {
 	if p.capacity > 0 && p.q.len() >= p.capacity {
 		return ErrMailboxFull
 	}
-	p.q.add(prioItem[T]{msg: msg, seq: p.seq})
+	p.q.push(prioItem[T]{msg: msg, seq: p.seq}) // if less panics, the heap stays as it was
 	p.seq++
-	p.n.Add(1) // before up, which calls less: Len stays equal to len(h)
-	p.q.up(p.q.len() - 1)
+	p.n.Add(1)
 	return nil
 }
 

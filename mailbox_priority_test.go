@@ -92,7 +92,7 @@ func TestPriorityConstructorsRejectBadInput(t *testing.T) {
 	assert.PanicsWithValue(t, "crew: NewBoundedStablePriority: capacity must be at least 1, got -1", func() { crew.NewBoundedStablePriority(-1, byValue) })
 }
 
-func TestPriorityLenStaysExactWhenLessPanics(t *testing.T) {
+func TestPriorityStoresNothingWhenLessPanics(t *testing.T) {
 	ctx := context.Background()
 	boom := false
 	p := crew.NewPriority(func(a, b int) bool {
@@ -101,10 +101,15 @@ func TestPriorityLenStaysExactWhenLessPanics(t *testing.T) {
 		}
 		return a < b
 	})
-	require.NoError(t, p.Enqueue(ctx, 1))
+	for _, v := range []int{5, 1, 3} {
+		require.NoError(t, p.Enqueue(ctx, v))
+	}
 	boom = true
-	assert.Panics(t, func() { _ = p.Enqueue(ctx, 2) })
+	assert.PanicsWithValue(t, "less exploded", func() { _ = p.Enqueue(ctx, 0) }, "the panic goes on to the caller")
 	boom = false
-	assert.Equal(t, 2, p.Len(), "the message was stored before less panicked")
-	assert.ElementsMatch(t, []int{1, 2}, p.Close(), "the mailbox is still usable")
+	assert.Equal(t, 3, p.Len(), "the message that made less panic was not stored")
+	for _, v := range []int{4, 2} {
+		require.NoError(t, p.Enqueue(ctx, v))
+	}
+	assert.Equal(t, []int{1, 2, 3, 4, 5}, drainAll[int](p), "the heap is still valid")
 }

@@ -130,9 +130,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		if !ok {
 			panic(fmt.Sprintf("crew: WithMailbox: a %T does not make mailboxes for %T jobs", o.newMailbox, *new(T)))
 		}
-		if mb = f(); mb == nil {
-			panic("crew: WithMailbox: the factory returned a nil mailbox")
-		}
+		mb = made(f())
 	}
 	if p.name == "" {
 		p.name = "pool-" + strconv.FormatInt(poolSeq.Add(1), 10)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"runtime/pprof"
 	"strconv"
 	"sync/atomic"
@@ -35,8 +36,9 @@ type Ref[T any] struct {
 	sink    func(DeadLetter)
 	onError func(error)
 
-	labels []string // pprof label pairs set on the goroutine as it starts, or nil
-	pooled bool     // a pool's worker: handle recovers panics itself
+	labels  []string // pprof label pairs set on the goroutine as it starts, or nil
+	pooled  bool     // a pool's worker: handle recovers panics itself
+	guarded bool     // the mailbox's Enqueue may panic: push counts the message out if it does
 
 	signal chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
 	done   chan struct{} // closed by the second of shutdown and the goroutine's exit
@@ -107,9 +109,14 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 	case nil:
 		r.mb = NewUnbounded[T]()
 	case func() Mailbox[T]:
-		r.mb = f()
+		r.mb = made(f())
 	default:
 		panic(fmt.Sprintf("crew: WithMailbox: a %T does not make mailboxes for %T messages", f, *new(T)))
+	}
+	switch r.mb.(type) {
+	case *Unbounded[T], *Segmented[T], *Bounded[T], *Chan[T]: // their Enqueue does not panic
+	default:
+		r.guarded = true
 	}
 	if f, ok := r.mb.(interface{ Full() bool }); ok {
 		r.full = f.Full
@@ -124,6 +131,22 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 	return r
 }
 
+// made returns the mailbox a WithMailbox factory made, and panics if it is
+// nil, or a nil pointer (or map, ...) of a mailbox type, whose methods
+// would panic on the actor's goroutine, where no caller can recover.
+func made[T any](mb Mailbox[T]) Mailbox[T] {
+	if mb == nil {
+		panic("crew: WithMailbox: the factory returned a nil mailbox")
+	}
+	switch v := reflect.ValueOf(mb); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Chan, reflect.Func, reflect.Interface:
+		if v.IsNil() {
+			panic(fmt.Sprintf("crew: WithMailbox: the factory returned a nil %T", mb))
+		}
+	}
+	return mb
+}
+
 // actorSeq numbers the actors spawned without a name.
 var actorSeq atomic.Int64
 
@@ -133,8 +156,12 @@ var actorSeq atomic.Int64
 // ctx.Err() if a Backpressure mailbox stayed full until ctx ended; and it
 // also records the message as a dead letter, so that the sink sees every
 // refusal (a caller that retries will find its first try there). ctx only
-// bounds the wait for room; the handler gets the actor's context.
+// bounds the wait for room; the handler gets the actor's context. Tell
+// panics if ctx is nil.
 func (r *Ref[T]) Tell(ctx context.Context, msg T) error {
+	if ctx == nil {
+		panic("crew: Tell: nil context")
+	}
 	err := r.tell(ctx, msg)
 	if err != nil {
 		r.deadLetter(msg, err)
@@ -152,8 +179,26 @@ func (r *Ref[T]) tell(ctx context.Context, msg T) error {
 }
 
 // push queues a message already counted in load, and counts it out again
-// if the mailbox refuses it.
+// if the mailbox refuses it, or panics (a Fair mailbox's key function, a
+// Priority's less, a mailbox of the user's): the panic goes on to the
+// caller, and load stays exact.
 func (r *Ref[T]) push(ctx context.Context, msg T) error {
+	if r.guarded {
+		enqueued := false
+		defer func() {
+			if !enqueued {
+				r.load.Add(-1)
+			}
+		}()
+		err := r.enqueue(ctx, msg)
+		enqueued = true
+		return err
+	}
+	return r.enqueue(ctx, msg)
+}
+
+// enqueue is push without the guard.
+func (r *Ref[T]) enqueue(ctx context.Context, msg T) error {
 	if err := r.mb.Enqueue(ctx, msg); err != nil {
 		r.load.Add(-1)
 		if errors.Is(err, ErrMailboxClosed) {

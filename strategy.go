@@ -227,9 +227,28 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 	if s == nil {
 		s = SmallestMailbox()
 	}
+	if ctx == nil {
+		panic("crew: SpawnRouter: nil context")
+	}
+	if handle == nil {
+		panic("crew: SpawnRouter: nil handler")
+	}
 	var rk *routerKeys[T]
 	if o.keyed != nil {
 		rk = newRouterKeys[T](n, &o)
+	}
+	// Make every mailbox before any routee starts, so that a factory that
+	// fails (panics, or returns nil) leaves no routee running.
+	var boxes []Mailbox[T]
+	if o.newMailbox != nil {
+		f, ok := o.newMailbox.(func() Mailbox[T])
+		if !ok {
+			panic(fmt.Sprintf("crew: WithMailbox: a %T does not make mailboxes for %T messages", o.newMailbox, *new(T)))
+		}
+		boxes = make([]Mailbox[T], n)
+		for i := range boxes {
+			boxes[i] = made(f())
+		}
 	}
 	refs := make([]*Ref[T], n)
 	for i := range refs {
@@ -238,6 +257,10 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 			name = o.name + "-" + name
 		}
 		ro, h := o, handle
+		if boxes != nil {
+			mb := boxes[i]
+			ro.newMailbox = func() Mailbox[T] { return mb }
+		}
 		if rk != nil {
 			h = rk.forRoutee(i, handle, &ro)
 		}
@@ -268,8 +291,12 @@ func WithStrategy(s Strategy) Option {
 // Tell sends msg to the routee the strategy picks; see Ref.Tell for what it
 // returns. If that routee stopped in the meantime, Tell picks again. It
 // returns ErrNoRoutee, and creates no dead letter, when every routee has
-// stopped. It does not allocate when the message is accepted.
+// stopped. It does not allocate when the message is accepted. It panics if
+// ctx is nil.
 func (r *Router[T]) Tell(ctx context.Context, msg T) error {
+	if ctx == nil {
+		panic("crew: Router.Tell: nil context")
+	}
 	if r.keyed != nil {
 		return r.keyed.tell(ctx, msg)
 	}
@@ -291,8 +318,12 @@ func (r *Router[T]) Tell(ctx context.Context, msg T) error {
 
 // Broadcast tells msg to every routee that has not stopped. It returns
 // ErrNoRoutee if there is none, and otherwise the errors of the routees that
-// did not accept it, joined (each such message is a dead letter).
+// did not accept it, joined (each such message is a dead letter). It panics
+// if ctx is nil.
 func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
+	if ctx == nil {
+		panic("crew: Router.Broadcast: nil context")
+	}
 	if r.keyed != nil {
 		live, refused, errs := r.keyed.broadcast(ctx, msg)
 		if live == 0 {
