@@ -2,8 +2,10 @@ package crew_test
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -292,4 +294,38 @@ func TestAKeysNextJobGoesBeforeJobsSubmittedAfterIt(t *testing.T) {
 	close(hold)
 	require.NoError(t, p.Wait())
 	assert.Equal(t, []int{11, 20, 30}, rec.get())
+}
+
+func TestAKeyedRouterRefusesNothingWhileARouteeLives(t *testing.T) {
+	for name, opt := range map[string]crew.Option{
+		"WithKey":            crew.WithKey(jobKey),
+		"WithConsistentHash": crew.WithConsistentHash(jobKey),
+	} {
+		t.Run(name, func(t *testing.T) {
+			r := crew.SpawnRouter(context.Background(), 4, func(context.Context, keyedJob) error { return nil }, opt)
+			routees := r.Routees()
+			var wg sync.WaitGroup
+			var stopped atomic.Int64
+			for g := range 4 {
+				wg.Go(func() {
+					for i := range 2000 {
+						err := r.Tell(context.Background(), keyedJob{key: (g*2000 + i) % 64})
+						if errors.Is(err, crew.ErrStopped) {
+							t.Errorf("Tell: %v, with routee 3 live (%d stopped)", err, stopped.Load())
+							return
+						}
+					}
+				})
+			}
+			for i := range 3 { // the last routee stays
+				routees[i].Stop()
+				stopped.Add(1)
+			}
+			wg.Wait()
+			r.Stop()
+			for _, ref := range routees {
+				<-ref.Done()
+			}
+		})
+	}
 }

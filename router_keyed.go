@@ -86,17 +86,26 @@ func (rk *routerKeys[T]) route(ctx context.Context, msg T) (by *Ref[T], sink boo
 	rk.mu.Lock()
 	defer rk.mu.Unlock()
 	if rk.pin != nil {
-		i := rk.pin.place(msg, len(rk.refs), rk.up)
-		if i < 0 {
-			return nil, false, ErrNoRoutee
+		// A routee that stopped after place saw it up refuses with
+		// ErrStopped: place again, and the key moves to a live one.
+		for range len(rk.refs) {
+			i := rk.pin.place(msg, len(rk.refs), rk.up)
+			if i < 0 {
+				break
+			}
+			// Queued under the lock, so that a key's messages reach their
+			// routee in the order their Tells took it; the mailbox is
+			// unbounded, so this never blocks.
+			switch err := rk.refs[i].tell(ctx, msg); err {
+			case nil:
+				return nil, false, nil
+			case ErrStopped:
+				continue
+			default:
+				return rk.refs[i], false, err
+			}
 		}
-		// Queued under the lock, so that a key's messages reach their
-		// routee in the order their Tells took it; the mailbox is
-		// unbounded, so this never blocks.
-		if err := rk.refs[i].tell(ctx, msg); err != nil {
-			return rk.refs[i], false, err
-		}
-		return nil, false, nil
+		return nil, false, ErrNoRoutee
 	}
 	if !rk.gate.enter(msg, 0) { // a router places when the key frees: no order to keep
 		return nil, false, nil // it goes once the key's message before it is done
