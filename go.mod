@@ -3,6 +3,7 @@ module github.com/crewlib/crew
 go 1.25
 
 require (
+	github.com/anishathalye/porcupine v1.3.1
 	github.com/sourcegraph/conc v0.3.0
 	github.com/stretchr/testify v1.11.1
 	go.uber.org/goleak v1.3.0

@@ -2,6 +2,7 @@ package crew
 
 import (
 	"context"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -38,6 +39,12 @@ type Bounded[T any] struct {
 	waiters  *freeList[waiter[T]] // shared by all Bounded[T]
 	hook     atomic.Pointer[func(T, error)]
 	dropped  atomic.Int64 // messages discarded by DropNewest or DropOldest
+
+	// evictions is odd while a DropOldest Enqueue moves head and tail
+	// together (replace): Len does not read them then. Only DropOldest
+	// writes it.
+	_         [64]byte
+	evictions atomic.Uint64
 
 	// Blocked senders, counted on a line of its own: every Dequeue reads it
 	// (to skip tailMu when 0) and blocking senders write it.
@@ -107,8 +114,7 @@ func (b *Bounded[T]) Enqueue(ctx context.Context, msg T) error {
 		b.dropped.Add(1)
 		return ErrDropped
 	case DropOldest:
-		old, evicted := b.evict()
-		b.push(msg)
+		old, evicted := b.replace(msg)
 		b.tailMu.Unlock()
 		if evicted {
 			b.dropped.Add(1)
@@ -146,18 +152,21 @@ func (b *Bounded[T]) push(msg T) {
 	b.tail.Add(1)
 }
 
-// evict removes the oldest message to make room, unless a consumer already
-// did. tailMu is held; it takes headMu.
-func (b *Bounded[T]) evict() (old T, evicted bool) {
+// replace removes the oldest message to make room, unless a consumer
+// already did, and pushes msg, as one step: under headMu, so that no
+// Dequeue finds the mailbox between the two, and between two increments of
+// evictions, so that Len does not count it there either. tailMu is held.
+func (b *Bounded[T]) replace(msg T) (old T, evicted bool) {
+	b.evictions.Add(1) // odd: head and tail are moving
 	b.headMu.Lock()
-	defer b.headMu.Unlock()
-	h := b.head.Load()
-	if b.tail.Load()-h < b.capacity {
-		return old, false
+	if h := b.head.Load(); b.tail.Load()-h >= b.capacity {
+		old, evicted = b.take(), true
+		b.head.Store(h + 1)
 	}
-	old = b.take()
-	b.head.Store(h + 1)
-	return old, true
+	b.push(msg)
+	b.headMu.Unlock()
+	b.evictions.Add(1)
+	return old, evicted
 }
 
 // take reads and clears the slot at head. headMu is held, and the mailbox
@@ -272,7 +281,16 @@ func (b *Bounded[T]) Dequeue() (msg T, ok bool) {
 // the exact count at one instant during the call (see countBetween), never
 // above the capacity.
 func (b *Bounded[T]) Len() int {
-	return min(countBetween(&b.tail, &b.head), int(b.capacity))
+	for try := 1; ; try++ {
+		v := b.evictions.Load()
+		n := countBetween(&b.tail, &b.head)
+		if v&1 == 0 && b.evictions.Load() == v {
+			return min(n, int(b.capacity))
+		}
+		if try%32 == 0 {
+			runtime.Gosched() // the evicting Enqueue may have been preempted
+		}
+	}
 }
 
 // Cap reports the mailbox's capacity.

@@ -13,20 +13,24 @@ import (
 // room, ctx done (Enqueue returns ctx.Err()) or Close (ErrMailboxClosed);
 // unlike Bounded's Backpressure, blocked senders are not served in arrival
 // order. Enqueue costs a channel send plus a read lock, Dequeue a
-// non-blocking receive.
+// non-blocking receive plus a read lock, which Close takes exclusively to
+// drain the channel as one step.
 //
 // A Chan is safe for concurrent use. The zero value is not usable: create one
 // with NewChan.
 type Chan[T any] struct {
-	ch     chan T
-	done   chan struct{} // closed by the first Close: wakes blocked senders
-	closed atomic.Bool
+	ch      chan T
+	done    chan struct{} // closed when Close begins: wakes blocked senders
+	gone    chan struct{} // closed once Close has taken effect
+	closing atomic.Bool   // Close began
 
-	// mu is held shared by every Enqueue while it may send on ch, and
-	// exclusively by Close while it drains ch. The channel itself is never
-	// closed (a send on it would panic); instead Close waits for senders to
-	// leave, so no message can land in ch after Close has drained it.
-	mu sync.RWMutex
+	// mu is held shared by every other method, and exclusively by Close
+	// while it drains ch and sets closed: that instant is when Close takes
+	// effect, so no method sees a half-drained channel, and none sees the
+	// mailbox closed before Close returns what it held. The channel itself
+	// is never closed (a send on it would panic).
+	mu     sync.RWMutex
+	closed bool
 }
 
 // NewChan returns an empty Chan that holds up to capacity messages. It panics
@@ -36,7 +40,7 @@ func NewChan[T any](capacity int) *Chan[T] {
 	if capacity < 1 {
 		panic("crew: NewChan: capacity must be at least 1, got " + strconv.Itoa(capacity))
 	}
-	return &Chan[T]{ch: make(chan T, capacity), done: make(chan struct{})}
+	return &Chan[T]{ch: make(chan T, capacity), done: make(chan struct{}), gone: make(chan struct{})}
 }
 
 // Enqueue sends msg on the channel, blocking while it is full. It returns nil
@@ -48,21 +52,28 @@ func (c *Chan[T]) Enqueue(ctx context.Context, msg T) error {
 		panic("crew: Chan.Enqueue: nil context") // before the lock: ctx.Done under it would leave it held
 	}
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.closed.Load() {
+	if c.closed {
+		c.mu.RUnlock()
 		return ErrMailboxClosed
 	}
 	select {
 	case c.ch <- msg:
+		c.mu.RUnlock()
 		return nil
 	default:
 	}
 	select {
 	case c.ch <- msg:
+		c.mu.RUnlock()
 		return nil
 	case <-ctx.Done():
+		c.mu.RUnlock()
 		return ctx.Err()
 	case <-c.done:
+		// Close began, and waits for this sender to leave: return once
+		// it has taken effect, not before.
+		c.mu.RUnlock()
+		<-c.gone
 		return ErrMailboxClosed
 	}
 }
@@ -70,7 +81,9 @@ func (c *Chan[T]) Enqueue(ctx context.Context, msg T) error {
 // Dequeue receives the oldest message without blocking, or ok == false when
 // the mailbox is empty or closed.
 func (c *Chan[T]) Dequeue() (msg T, ok bool) {
-	if c.closed.Load() {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
 		return msg, false
 	}
 	select {
@@ -81,32 +94,48 @@ func (c *Chan[T]) Dequeue() (msg T, ok bool) {
 	}
 }
 
-// Len reports the number of queued messages: len of the channel.
-func (c *Chan[T]) Len() int { return len(c.ch) }
+// Len reports the number of queued messages: len of the channel, 0 once
+// closed.
+func (c *Chan[T]) Len() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.closed {
+		return 0
+	}
+	return len(c.ch)
+}
 
 // Cap reports the channel's capacity.
 func (c *Chan[T]) Cap() int { return cap(c.ch) }
 
 // Full reports whether the channel's buffer is full, so that Enqueue would
 // block. It may be stale by the time the caller acts on it.
-func (c *Chan[T]) Full() bool { return len(c.ch) == cap(c.ch) }
+func (c *Chan[T]) Full() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return !c.closed && len(c.ch) == cap(c.ch)
+}
 
 // Close disposes of the mailbox, wakes blocked senders with ErrMailboxClosed
 // and returns the queued messages, oldest first. Later calls return nil.
 func (c *Chan[T]) Close() []T {
-	if !c.closed.CompareAndSwap(false, true) {
+	if !c.closing.CompareAndSwap(false, true) {
+		<-c.gone // a later Close returns once the first has taken effect
 		return nil
 	}
 	close(c.done)
-	c.mu.Lock() // every sender has returned or will see closed
-	defer c.mu.Unlock()
+	c.mu.Lock() // every sender has returned or waits for gone
 	var rest []T
-	for {
+	for drained := false; !drained; {
 		select {
 		case msg := <-c.ch:
 			rest = append(rest, msg)
 		default:
-			return rest
+			drained = true
 		}
 	}
+	c.closed = true
+	c.mu.Unlock()
+	close(c.gone)
+	return rest
 }

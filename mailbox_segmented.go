@@ -85,10 +85,11 @@ func (s *Segmented[T]) Enqueue(_ context.Context, msg T) error {
 	}
 	w := t.w.Load()
 	t.buf[w] = msg
-	// Count before publishing, so a consumer never counts a message out
-	// before it was counted in: Len can't go negative.
-	s.enq.Add(1)
+	// Publish, then count: the count is the instant the message is in the
+	// mailbox. Dequeue takes only messages counted in, so it never finds
+	// nothing while Len counts one, and Len never goes negative.
 	t.w.Store(w + 1)
+	s.enq.Add(1)
 	s.tailMu.Unlock()
 	return nil
 }
@@ -102,22 +103,20 @@ func (s *Segmented[T]) Dequeue() (msg T, ok bool) {
 	if h == nil {
 		return msg, false
 	}
-	if s.r == segmentSlots { // used up: move on once the producer has linked the next
-		next := h.next.Load()
-		if next == nil {
-			return msg, false
+	if s.deq.Load() == s.enq.Load() { // none counted in: one being published is not in yet
+		if s.r == int(h.w.Load()) && h.next.Load() == nil {
+			s.releaseIfDrained(h) // in case the Dequeue that drained it could not
 		}
+		return msg, false
+	}
+	// A message counted in is published, and so is the segment it is in.
+	if s.r == segmentSlots { // used up: move on to the next
+		next := h.next.Load()
 		s.head, s.r = next, 0
 		s.recycle(h)
 		h = next
 	}
 	w := int(h.w.Load())
-	if s.r == w {
-		if h.next.Load() == nil {
-			s.releaseIfDrained(h) // in case the Dequeue that drained it could not
-		}
-		return msg, false
-	}
 	var zero T
 	msg, h.buf[s.r] = h.buf[s.r], zero
 	s.r++
@@ -153,8 +152,7 @@ func (s *Segmented[T]) recycle(seg *segment[T]) {
 }
 
 // Len reports the number of queued messages: the exact count at one
-// instant during the call, which includes a message whose Enqueue is under
-// way (see countBetween for the one exception).
+// instant during the call (see countBetween for the one exception).
 func (s *Segmented[T]) Len() int { return countBetween(&s.enq, &s.deq) }
 
 // Cap reports how many message slots the mailbox holds now: 256 per linked
