@@ -329,3 +329,34 @@ func TestAKeyedRouterRefusesNothingWhileARouteeLives(t *testing.T) {
 		})
 	}
 }
+
+func TestBroadcastOnAKeyedRouterKeepsEachKeysOrder(t *testing.T) {
+	const keys, perKey = 4, 200
+	order := newKeyOrder(keys)
+	var handled atomic.Int64
+	r := crew.SpawnRouter(context.Background(), 4, func(_ context.Context, j keyedJob) error {
+		if j.seq < 0 { // a broadcast copy: outside every key
+			runtime.Gosched()
+			return nil
+		}
+		order.start(j)
+		runtime.Gosched() // let the others run meanwhile
+		order.end(j)
+		handled.Add(1)
+		return nil
+	}, crew.WithKey(jobKey))
+	for s := range perKey {
+		for k := range keys {
+			require.NoError(t, r.Tell(context.Background(), keyedJob{key: k, seq: s}))
+		}
+		if s%4 == 0 { // its copies' ends must not let a key's next message go
+			require.NoError(t, r.Broadcast(context.Background(), keyedJob{key: s % keys, seq: -1}))
+		}
+	}
+	until(t, func() bool { return handled.Load() == keys*perKey })
+	r.Stop()
+	for _, ref := range r.Routees() {
+		<-ref.Done()
+	}
+	assert.Zero(t, order.breaches.Load(), "messages of one key overlapped or ran out of order")
+}

@@ -71,6 +71,7 @@ func TestABackpressureMailboxStaysUsableAfterANilContext(t *testing.T) {
 }
 
 func TestAFactoryThatMakesNoMailboxPanicsInTheConstructor(t *testing.T) {
+	ignore := goleak.IgnoreCurrent() // the goroutines of earlier tests are theirs
 	for name, factory := range map[string]func() crew.Mailbox[int]{
 		"nil":       func() crew.Mailbox[int] { return nil },
 		"typed nil": func() crew.Mailbox[int] { return (*crew.Bounded[int])(nil) },
@@ -85,7 +86,7 @@ func TestAFactoryThatMakesNoMailboxPanicsInTheConstructor(t *testing.T) {
 			panicsWithCrewPrefix(t, func() { crew.NewPool(2, nop[int], crew.WithMailbox(factory)) })
 		})
 	}
-	goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	goleak.VerifyNone(t, ignore)
 }
 
 func TestSpawnRouterStartsNoRouteeWhenTheFactoryFails(t *testing.T) {
@@ -166,4 +167,26 @@ func TestAPanickingCallbackLeavesAPoolUsable(t *testing.T) {
 			<-ref.Done()
 		}
 	})
+}
+
+// customContext is a context of a type of the user's: deriving from it
+// starts a goroutine that watches its Done channel until the child ends.
+type customContext struct {
+	context.Context
+	done chan struct{}
+}
+
+func (c customContext) Done() <-chan struct{} { return c.done }
+
+func TestAConstructorThatPanicsStartsNothing(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	parent := customContext{Context: context.Background(), done: make(chan struct{})}
+	type job struct{ key int }
+	panicsWithCrewPrefix(t, func() {
+		crew.NewPool(2, nop[job], crew.WithParent(parent), crew.WithKey(func(s string) string { return s }))
+	})
+	panicsWithCrewPrefix(t, func() {
+		crew.NewPool(2, nop[job], crew.WithParent(parent), crew.WithMailbox(func() crew.Mailbox[job] { return nil }))
+	})
+	goleak.VerifyNone(t, ignore)
 }

@@ -18,6 +18,7 @@ import (
 // 13.
 func TestPoolResize(t *testing.T) {
 	t.Run("every job runs exactly once while the pool grows and shrinks", func(t *testing.T) {
+		ignore := goleak.IgnoreCurrent() // the goroutines of earlier tests are theirs
 		const jobs = 3000
 		runs := make([]atomic.Int32, jobs)
 		var done atomic.Int64
@@ -57,7 +58,7 @@ func TestPoolResize(t *testing.T) {
 		assert.Len(t, s.PerWorker, 4)
 		assert.EqualValues(t, jobs, s.Completed, "retired workers' jobs stay counted")
 		assert.EqualValues(t, jobs, s.Submitted)
-		goleak.VerifyNone(t)
+		goleak.VerifyNone(t, ignore)
 	})
 
 	t.Run("growing starts workers that take backlog jobs at once", func(t *testing.T) {
@@ -108,11 +109,12 @@ func TestPoolResize(t *testing.T) {
 	})
 
 	t.Run("Resize after Wait does nothing", func(t *testing.T) {
+		ignore := goleak.IgnoreCurrent()
 		p := crew.NewGroup(2)
 		require.NoError(t, p.Wait())
 		p.Resize(5)
 		assert.Equal(t, 2, p.Stats().Workers)
-		goleak.VerifyNone(t)
+		goleak.VerifyNone(t, ignore)
 	})
 }
 
