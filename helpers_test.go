@@ -267,3 +267,18 @@ func panicsWithCrewPrefix(t *testing.T, f func()) {
 	msg := fmt.Sprint(v)
 	assert.True(t, strings.HasPrefix(msg, "crew:"), "the panic %q must start with \"crew:\"", msg)
 }
+
+// gateFor returns a gate for jobs to wait on, which the test opens by
+// closing it. If the test ends without opening it (a check failed first),
+// it is opened then, so that no job stays blocked into the next tests.
+func gateFor(t *testing.T) chan struct{} {
+	gate := make(chan struct{})
+	t.Cleanup(func() {
+		select {
+		case <-gate: // opened already: a gate carries no values
+		default:
+			close(gate)
+		}
+	})
+	return gate
+}

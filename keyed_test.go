@@ -266,7 +266,7 @@ func TestAKeysNextJobGoesBeforeJobsSubmittedAfterIt(t *testing.T) {
 	// b0 and c0, of free keys, queue. When a0 ends, a1 (submitted before b0
 	// and c0) runs next, though it joined the backlog after them.
 	held, hold := make(chan struct{}), make(chan struct{})
-	a0started, a0release := make(chan struct{}), make(chan struct{})
+	a0started, a0release := make(chan struct{}), gateFor(t)
 	var rec recorder
 	p := crew.NewPool(2, func(_ context.Context, j keyedJob) error {
 		switch {

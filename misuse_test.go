@@ -116,7 +116,7 @@ func TestAPanickingEnqueueLeavesTheActorsLoadExact(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			release := make(chan struct{})
+			release := gateFor(t)
 			ref := crew.Spawn(context.Background(), func(_ context.Context, f float64) error {
 				if f == 1 {
 					<-release

@@ -41,7 +41,7 @@ func TestShutdownCancelsABatchWhoseWaitBegan(t *testing.T) {
 func TestTheLastWorkerDyingDropsJobsOverTheLimitOfAWaitingBatch(t *testing.T) {
 	p := crew.NewGroup(1, crew.WithQueueSize(4))
 	b, _ := p.NewBatch(context.Background(), crew.WithLimit(1), crew.WithDeadLetters(func(crew.DeadLetter) {}))
-	started, release := make(chan struct{}), make(chan struct{})
+	started, release := make(chan struct{}), gateFor(t)
 	require.NoError(t, b.Submit(context.Background(), func(context.Context) error {
 		close(started)
 		<-release
@@ -68,7 +68,7 @@ func TestTheLastWorkerDyingDropsJobsOverTheLimitOfAWaitingBatch(t *testing.T) {
 
 func TestResizeCountsAWorkerThatDiedOnce(t *testing.T) {
 	p := crew.NewGroup(2)
-	started, release := make(chan int, 2), make(chan struct{})
+	started, release := make(chan int, 2), gateFor(t)
 	job := func(ctx context.Context) error {
 		i := crew.WorkerIndex(ctx)
 		started <- i
@@ -101,7 +101,7 @@ func TestWithLimitHoldsForAJobsOwnSubmitsOnAFullPool(t *testing.T) {
 	p := crew.NewGroup(2, crew.WithQueueSize(1)) // a bound of 4 jobs
 	b, _ := p.NewBatch(context.Background(), crew.WithLimit(1))
 	var running highWater
-	hold, release := make(chan struct{}), make(chan struct{})
+	hold, release := make(chan struct{}), gateFor(t)
 	var submitted atomic.Int64
 	require.NoError(t, b.Submit(context.Background(), func(ctx context.Context) error {
 		running.enter()
@@ -137,7 +137,7 @@ func TestThePoolsWaitIgnoresJobsABatchSkipped(t *testing.T) {
 	p := crew.NewGroup(1, crew.WithParent(parent))
 	b, _ := p.NewBatch(context.Background())
 	boom := errors.New("boom")
-	started, release := make(chan struct{}, 1), make(chan struct{})
+	started, release := make(chan struct{}, 1), gateFor(t)
 	require.NoError(t, b.Submit(context.Background(), gated(started, release, boom)))
 	<-started
 	require.NoError(t, b.Submit(context.Background(), failsWith(nil))) // skipped after boom
@@ -151,7 +151,7 @@ func TestThePoolsWaitIgnoresJobsABatchSkipped(t *testing.T) {
 func TestInlineJobsStayCountedWhenARetiredWorkerIsForgotten(t *testing.T) {
 	p := crew.NewGroup(2, crew.WithQueueSize(1)) // a bound of 4
 	held := make(chan int, 2)
-	release := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+	release := [2]chan struct{}{gateFor(t), gateFor(t)}
 	for range 2 {
 		require.NoError(t, p.Submit(context.Background(), func(ctx context.Context) error {
 			i := crew.WorkerIndex(ctx)
@@ -194,7 +194,7 @@ func TestABatchsBlockedSubmitReturnsWhenTheBatchFails(t *testing.T) {
 	p := crew.NewGroup(1, crew.WithQueueSize(1)) // a bound of 2
 	b, _ := p.NewBatch(context.Background())
 	boom := errors.New("boom")
-	started, release := make(chan struct{}, 1), make(chan struct{})
+	started, release := make(chan struct{}, 1), gateFor(t)
 	require.NoError(t, b.Submit(context.Background(), gated(started, release, boom)))
 	<-started
 	require.NoError(t, b.Submit(context.Background(), failsWith(nil))) // full now

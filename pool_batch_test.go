@@ -26,8 +26,8 @@ func TestBatchFailureIsIsolated(t *testing.T) {
 		a, actx := p.NewBatch(context.Background())
 		b, bctx := p.NewBatch(context.Background())
 
-		aStarted, aRelease := make(chan struct{}, 1), make(chan struct{})
-		bStarted, bRelease := make(chan struct{}, 1), make(chan struct{})
+		aStarted, aRelease := make(chan struct{}, 1), gateFor(t)
+		bStarted, bRelease := make(chan struct{}, 1), gateFor(t)
 		require.NoError(t, a.Submit(context.Background(), gated(aStarted, aRelease, boom)))
 		<-aStarted
 		require.NoError(t, b.Submit(context.Background(), gated(bStarted, bRelease, nil)))
@@ -173,7 +173,7 @@ func TestBatchJobOverTheLimitHoldsNoWorker(t *testing.T) {
 		a, _ := p.NewBatch(context.Background(), crew.WithLimit(1))
 		b, _ := p.NewBatch(context.Background())
 
-		aStarted, aRelease := make(chan struct{}, 1), make(chan struct{})
+		aStarted, aRelease := make(chan struct{}, 1), gateFor(t)
 		defer func() {
 			select {
 			case <-aRelease:
@@ -223,7 +223,7 @@ func TestBatchDispatchIsFIFOAmongRunnableJobs(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				var log runLog
 				p := crew.NewGroup(1, crew.WithQueueSize(8))
-				started, release := make(chan struct{}, 1), make(chan struct{})
+				started, release := make(chan struct{}, 1), gateFor(t)
 				hold := log.job("held")
 				require.NoError(t, p.Submit(context.Background(), func(ctx context.Context) error {
 					started <- struct{}{}
@@ -256,10 +256,10 @@ func TestBatchDispatchIsFIFOAmongRunnableJobs(t *testing.T) {
 		a, _ := p.NewBatch(context.Background(), crew.WithLimit(1))
 		b, _ := p.NewBatch(context.Background())
 
-		poolStarted, poolRelease := make(chan struct{}, 1), make(chan struct{})
+		poolStarted, poolRelease := make(chan struct{}, 1), gateFor(t)
 		require.NoError(t, p.Submit(context.Background(), gated(poolStarted, poolRelease, nil)))
 		<-poolStarted
-		aStarted, aRelease := make(chan struct{}, 1), make(chan struct{})
+		aStarted, aRelease := make(chan struct{}, 1), gateFor(t)
 		require.NoError(t, a.Submit(context.Background(), gated(aStarted, aRelease, nil)))
 		<-aStarted // both workers are held
 		for _, name := range []string{"a1", "b1", "a2", "b2"} {
@@ -289,7 +289,7 @@ func TestBatchWaitWaitsForItsOwnJobsOnly(t *testing.T) {
 		a, actx := p.NewBatch(context.Background())
 		b, _ := p.NewBatch(context.Background())
 
-		aStarted, aRelease := make(chan struct{}, 1), make(chan struct{})
+		aStarted, aRelease := make(chan struct{}, 1), gateFor(t)
 		require.NoError(t, a.Submit(context.Background(), gated(aStarted, aRelease, nil)))
 		<-aStarted
 		var bRan atomic.Int64
@@ -468,7 +468,7 @@ func TestBatchSubmitAfterWait(t *testing.T) {
 	t.Run("a Submit blocked on a full pool returns its ctx's error when ctx ends", func(t *testing.T) {
 		p := crew.NewGroup(1) // holds 3 jobs
 		b, _ := p.NewBatch(context.Background())
-		started, release := make(chan struct{}, 1), make(chan struct{})
+		started, release := make(chan struct{}, 1), gateFor(t)
 		require.NoError(t, b.Submit(context.Background(), gated(started, release, nil)))
 		<-started
 		var ran atomic.Int64
@@ -534,7 +534,7 @@ func TestBatchJobsSubmitMoreJobs(t *testing.T) {
 		p := crew.NewGroup(2) // the second worker runs the extra jobs
 		b, _ := p.NewBatch(context.Background())
 		var ran, refused, extra atomic.Int64
-		started, release := make(chan struct{}, 1), make(chan struct{})
+		started, release := make(chan struct{}, 1), gateFor(t)
 		root := tree(b, &ran, &refused)
 		require.NoError(t, b.Submit(context.Background(), func(ctx context.Context) error {
 			started <- struct{}{}
@@ -618,7 +618,7 @@ func TestBatchWithAllErrorsJoinsThem(t *testing.T) {
 		e1, e2 := errors.New("e1"), errors.New("e2")
 		p := crew.NewGroup(1)
 		b, _ := p.NewBatch(context.Background())
-		started, release := make(chan struct{}, 1), make(chan struct{})
+		started, release := make(chan struct{}, 1), gateFor(t)
 		require.NoError(t, b.Submit(context.Background(), gated(started, release, e1)))
 		<-started
 		other, _ := p.NewBatch(context.Background())
@@ -637,7 +637,7 @@ func TestBatchSkippedJobsWithoutFailureReportTheCause(t *testing.T) {
 		parent, cancel := context.WithCancelCause(context.Background())
 		p := crew.NewGroup(1, crew.WithQueueSize(8))
 		b, bctx := p.NewBatch(parent)
-		started, release := make(chan struct{}, 1), make(chan struct{})
+		started, release := make(chan struct{}, 1), gateFor(t)
 		require.NoError(t, b.Submit(context.Background(), gated(started, release, nil)))
 		<-started
 		var ran atomic.Int64
@@ -668,7 +668,7 @@ func TestBatchDeadLetters(t *testing.T) {
 		a, _ := p.NewBatch(context.Background(), crew.WithDeadLetters(batchDead.sink))
 		b, _ := p.NewBatch(context.Background())
 
-		started, release := make(chan struct{}, 1), make(chan struct{})
+		started, release := make(chan struct{}, 1), gateFor(t)
 		require.NoError(t, p.Submit(context.Background(), gated(started, release, nil)))
 		<-started
 		var ran atomic.Int64
@@ -804,7 +804,7 @@ func TestMapBatch(t *testing.T) {
 		boom := errors.New("boom")
 		p := crew.NewGroup(4)
 		other, _ := p.NewBatch(context.Background())
-		started, release := make(chan struct{}, 2), make(chan struct{})
+		started, release := make(chan struct{}, 2), gateFor(t)
 		var ran atomic.Int64
 		for range 2 { // hold two of the workers for the whole MapBatch
 			require.NoError(t, other.Submit(context.Background(), func(ctx context.Context) error {

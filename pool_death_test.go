@@ -24,7 +24,7 @@ func TestTheLastWorkerDyingRefusesTheBlockedSubmits(t *testing.T) {
 		{"WithConsistentHash", []crew.Option{crew.WithConsistentHash(func(j int) int { return j })}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			started, release := make(chan struct{}), make(chan struct{})
+			started, release := make(chan struct{}), gateFor(t)
 			var dead letters
 			p := crew.NewPool(1, func(_ context.Context, j int) error {
 				if j == 0 {
@@ -54,7 +54,7 @@ func TestTheLastWorkerDyingRefusesTheBlockedSubmits(t *testing.T) {
 
 func TestAKeysNextJobIsSkippedWhenItsPredecessorsGoexitFailedThePool(t *testing.T) {
 	type job struct{ key, n int }
-	started, release := make(chan struct{}), make(chan struct{})
+	started, release := make(chan struct{}), gateFor(t)
 	var ranAfterDone atomic.Int32
 	p := crew.NewPool(2, func(ctx context.Context, j job) error {
 		if j.n == 0 {
@@ -83,7 +83,7 @@ func TestAKeysNextJobKeepsItsTurnWhenItsWorkerDies(t *testing.T) {
 	// a Submit of key 1, later than all of them, is blocked. k0 calls
 	// Goexit: k1 was submitted first and may run, so it starts first.
 	type job struct{ key, n int }
-	started, release := make(chan struct{}), make(chan struct{})
+	started, release := make(chan struct{}), gateFor(t)
 	var rec recorder
 	p := crew.NewPool(2, func(_ context.Context, j job) error {
 		if j.n == 0 {

@@ -285,7 +285,7 @@ func TestStatsCountTheJobsThatWaitedInTheBacklog(t *testing.T) {
 func TestABlockedSubmitIsRefusedWhenThePoolFails(t *testing.T) {
 	boom := errors.New("boom")
 	p, ctx := crew.WithContext(context.Background(), 1, crew.WithQueueSize(1))
-	started, release := make(chan struct{}, 1), make(chan struct{})
+	started, release := make(chan struct{}, 1), gateFor(t)
 	require.NoError(t, p.Submit(ctx, gated(started, release, boom)))
 	<-started
 	require.NoError(t, p.Submit(ctx, func(context.Context) error { return nil })) // the pool is full

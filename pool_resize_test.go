@@ -63,7 +63,7 @@ func TestPoolResize(t *testing.T) {
 
 	t.Run("growing starts workers that take backlog jobs at once", func(t *testing.T) {
 		p := crew.NewGroup(1, crew.WithQueueSize(8))
-		started, release := make(chan struct{}, 1), make(chan struct{})
+		started, release := make(chan struct{}, 1), gateFor(t)
 		require.NoError(t, p.Submit(context.Background(), gated(started, release, nil)))
 		<-started
 		meet := newMeeting(3)
@@ -84,7 +84,7 @@ func TestPoolResize(t *testing.T) {
 
 	t.Run("the pool's bound follows its size", func(t *testing.T) {
 		p := crew.NewGroup(1) // holds 1×(1+2) jobs
-		release := make(chan struct{})
+		release := gateFor(t)
 		var ran atomic.Int64
 		hold := func(context.Context) error {
 			<-release
@@ -186,7 +186,7 @@ func TestPoolShutdown(t *testing.T) {
 	t.Run("Shutdown with enough time waits for every job and returns nil", func(t *testing.T) {
 		p := crew.NewGroup(2, crew.WithQueueSize(8))
 		b, _ := p.NewBatch(context.Background())
-		started, release := make(chan struct{}, 2), make(chan struct{})
+		started, release := make(chan struct{}, 2), gateFor(t)
 		require.NoError(t, p.Submit(context.Background(), gated(started, release, nil)))
 		require.NoError(t, b.Submit(context.Background(), gated(started, release, nil)))
 		<-started

@@ -23,7 +23,7 @@ import (
 func TestFirstErrorWinsAndCancelsTheContext(t *testing.T) {
 	boom := errors.New("boom")
 	p, ctx := crew.WithContext(context.Background(), 4)
-	started, release := make(chan struct{}, 4), make(chan struct{})
+	started, release := make(chan struct{}, 4), gateFor(t)
 	for range 3 {
 		require.NoError(t, p.Submit(ctx, func(ctx context.Context) error {
 			started <- struct{}{}
@@ -58,7 +58,7 @@ func TestJobsQueuedAfterCancellationAreNotStarted(t *testing.T) {
 	boom := errors.New("boom")
 	p, ctx := crew.WithContext(context.Background(), 1,
 		crew.WithQueueSize(10), crew.WithDeadLetters(dead.sink))
-	started, release := make(chan struct{}, 1), make(chan struct{})
+	started, release := make(chan struct{}, 1), gateFor(t)
 	require.NoError(t, p.Submit(ctx, gated(started, release, boom)))
 	<-started
 	var ran atomic.Int32
@@ -117,7 +117,7 @@ func TestSubmitHonoursItsContextWhileBlocked(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := crew.NewGroup(1, crew.WithQueueSize(1))
-			started, release := make(chan struct{}, 2), make(chan struct{})
+			started, release := make(chan struct{}, 2), gateFor(t)
 			ctx := context.Background()
 			require.NoError(t, p.Submit(ctx, gated(started, release, nil)))
 			require.NoError(t, p.Submit(ctx, gated(started, release, nil)))
@@ -223,7 +223,7 @@ func TestSubmitAfterWaitIsRefused(t *testing.T) {
 
 func TestTrySubmit(t *testing.T) {
 	p := crew.NewGroup(1, crew.WithQueueSize(1))
-	started, release := make(chan struct{}, 2), make(chan struct{})
+	started, release := make(chan struct{}, 2), gateFor(t)
 	require.True(t, p.TrySubmit(gated(started, release, nil)))
 	require.True(t, p.TrySubmit(gated(started, release, nil)))
 	<-started
@@ -262,7 +262,7 @@ func TestPanicsAreReportedWithTheirStackAndOtherJobsRun(t *testing.T) {
 func TestAllErrorsLeavesOutTheCancellationNoise(t *testing.T) {
 	first, second := errors.New("first"), errors.New("second")
 	p, ctx := crew.WithContext(context.Background(), 3, crew.WithAllErrors())
-	started, release := make(chan struct{}, 3), make(chan struct{})
+	started, release := make(chan struct{}, 3), gateFor(t)
 	require.NoError(t, p.Submit(ctx, func(ctx context.Context) error {
 		started <- struct{}{}
 		<-ctx.Done()
@@ -456,7 +456,7 @@ func TestPoolStrategyAndStatsShowTheBalance(t *testing.T) {
 
 func TestPriorityPoolRunsUrgentJobsFirst(t *testing.T) {
 	var order []int
-	started, release := make(chan struct{}), make(chan struct{})
+	started, release := make(chan struct{}), gateFor(t)
 	p := crew.NewPool(1, func(_ context.Context, v int) error {
 		if v < 0 {
 			close(started)
@@ -478,7 +478,7 @@ func TestPriorityPoolRunsUrgentJobsFirst(t *testing.T) {
 }
 
 func TestWorkersCarryProfilerLabels(t *testing.T) {
-	started, release := make(chan struct{}), make(chan struct{})
+	started, release := make(chan struct{}), gateFor(t)
 	p := crew.NewGroup(1, crew.WithName("thumbnails"))
 	require.NoError(t, p.Submit(context.Background(), func(context.Context) error {
 		close(started)
@@ -497,7 +497,7 @@ func TestWorkersCarryProfilerLabels(t *testing.T) {
 func TestNoJobWaitsBehindASlowOne(t *testing.T) {
 	// Whatever the strategy, while worker 0 runs the slow job the other
 	// worker runs every job submitted after it.
-	slow, release := make(chan struct{}), make(chan struct{})
+	slow, release := make(chan struct{}), gateFor(t)
 	var fast atomic.Int32
 	p := crew.NewPool(2, func(_ context.Context, v int) error {
 		if v == 0 {

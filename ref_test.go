@@ -40,7 +40,7 @@ func TestActorHandlesMessagesInOrder(t *testing.T) {
 
 func TestStopFinishesTheCurrentMessageAndDeadLettersTheRest(t *testing.T) {
 	var dead letters
-	started, release := make(chan int, 10), make(chan struct{})
+	started, release := make(chan int, 10), gateFor(t)
 	ref := crew.Spawn(context.Background(), func(_ context.Context, v int) error {
 		started <- v
 		<-release
@@ -211,7 +211,7 @@ func TestForwardThroughARouterWithoutRoutees(t *testing.T) {
 func TestGoexitInAHandlerStopsTheActor(t *testing.T) {
 	var dead letters
 	errs := make(chan error, 1)
-	started, release := make(chan struct{}), make(chan struct{})
+	started, release := make(chan struct{}), gateFor(t)
 	ref := crew.Spawn(context.Background(), func(_ context.Context, v int) error {
 		close(started)
 		<-release
@@ -233,7 +233,7 @@ func TestGoexitInAHandlerStopsTheActor(t *testing.T) {
 func TestAnActorWhoseContextEndsRefusesAtOnce(t *testing.T) {
 	var dead letters
 	ctx, cancel := context.WithCancel(context.Background())
-	started, release := make(chan struct{}), make(chan struct{})
+	started, release := make(chan struct{}), gateFor(t)
 	ref := crew.Spawn(ctx, func(context.Context, int) error {
 		close(started)
 		<-release // still handling when ctx ends
