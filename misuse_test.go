@@ -181,7 +181,7 @@ func (c customContext) Done() <-chan struct{} { return c.done }
 func TestAConstructorThatPanicsStartsNothing(t *testing.T) {
 	ignore := goleak.IgnoreCurrent()
 	parent := customContext{Context: context.Background(), done: make(chan struct{})}
-	type job struct{ key int }
+	type job struct{}
 	panicsWithCrewPrefix(t, func() {
 		crew.NewPool(2, nop[job], crew.WithParent(parent), crew.WithKey(func(s string) string { return s }))
 	})
