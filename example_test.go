@@ -170,13 +170,11 @@ func ExampleNewRouter() {
 	fmt.Println("total:", total.Load())
 
 	router.Stop()
-	for _, w := range workers {
-		<-w.Done()
-	}
+	<-router.Done() // every worker has exited
 	fmt.Println(router.Tell(ctx, 1))
 	// Output:
 	// total: 8050
-	// crew: router has no live routee
+	// crew: actor stopped
 }
 
 // A panic in a handler is recovered with its stack and reported; the actor

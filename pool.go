@@ -152,6 +152,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	p.d.batched.bufs = shared[slabs[prioItem[queued[T]]]]()
 	p.d.ready.bufs = p.d.batched.bufs
 	p.d.letter = p.letter
+	p.d.noWorker = &noWorkerError{pool: p.name}
 	switch {
 	case o.queueSize > 0:
 		p.d.perWorker = 1 + min(o.queueSize, math.MaxInt/maxWorkers-1) // no overflow

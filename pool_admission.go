@@ -216,7 +216,7 @@ func (d *dispatcher[T]) deadLetters(tasks []task[T], target string, reason error
 type after[T any] struct {
 	wakes    [2]*worker[T]
 	replies  [2]*waiter[task[T]]
-	noRoutee *waiter[task[T]] // to refuse with ErrNoRoutee
+	noRoutee *waiter[task[T]] // to refuse with the pool's noWorker
 	drops    bool             // d.evicted has jobs
 	any      bool             // something to do
 }
@@ -259,7 +259,7 @@ func (a *after[T]) run(d *dispatcher[T]) {
 			w.ready <- struct{}{}
 		}
 	}
-	refuse(a.noRoutee, ErrNoRoutee)
+	refuse(a.noRoutee, d.noWorker)
 	if a.drops {
 		d.mu.Lock()
 		evicted := d.evicted
@@ -304,7 +304,7 @@ func (p *Pool[T]) refusal(v verdict, err error, b *Batch[T]) error {
 	case ended:
 		return p.ctx.Err()
 	case noWorker:
-		return ErrNoRoutee
+		return p.d.noWorker
 	case batchShut:
 		return ErrBatchClosed
 	case batchEnded:

@@ -3,7 +3,6 @@ package crew
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -255,7 +254,7 @@ func (b *Batch[T]) outcome() error {
 		return context.Cause(b.pool.ctx)
 	}
 	if b.dropped > 0 {
-		return fmt.Errorf("crew: batch: %d jobs never ran: every worker of pool %q died: %w", b.dropped, b.pool.name, ErrNoRoutee)
+		return b.pool.d.noWorker
 	}
 	return nil
 }

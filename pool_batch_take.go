@@ -103,8 +103,7 @@ func (b *Batch[T]) runInline(job T) {
 func (b *Batch[T]) finishInline() {
 	if v := recover(); v != nil {
 		b.panicked.Add(1)
-		r := panics.NewRecovered(1, v)
-		b.fail(r.AsError())
+		b.fail(panicked("job", panics.NewRecovered(1, v)))
 	}
 	b.inline.Add(1)
 }

@@ -94,6 +94,10 @@ type dispatcher[T any] struct {
 
 	waiters sync.Pool // of *waiter[task[T]]
 
+	// noWorker is what a Submit gets once every worker has died: an error
+	// that names the pool and matches ErrNoRoutee.
+	noWorker error
+
 	// letter delivers the dead letter of a job that will never run.
 	letter func(t task[T], target string, reason error)
 }

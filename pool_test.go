@@ -415,7 +415,7 @@ func TestJobThatCallsGoexitEndsItsWorkerNotThePool(t *testing.T) {
 		return nil
 	}))
 	until(t, func() bool {
-		return p.Submit(context.Background(), func(context.Context) error { return nil }) == crew.ErrNoRoutee
+		return errors.Is(p.Submit(context.Background(), func(context.Context) error { return nil }), crew.ErrNoRoutee)
 	})
 	assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
 }

@@ -164,7 +164,7 @@ func (w *worker[T]) recovered(v any, b *Batch[T]) {
 		if b != nil {
 			b.panicked.Add(1)
 		}
-		w.fail(r.AsError(), b)
+		w.fail(panicked("job", r), b)
 	}
 }
 

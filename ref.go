@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime/pprof"
 	"strconv"
+	"sync"
 	"sync/atomic"
 
 	"github.com/sourcegraph/conc/panics"
@@ -40,9 +41,15 @@ type Ref[T any] struct {
 	pooled  bool     // a pool's worker: handle recovers panics itself
 	guarded bool     // the mailbox's Enqueue may panic: push counts the message out if it does
 
-	signal chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
-	done   chan struct{} // closed by the second of shutdown and the goroutine's exit
-	ended  atomic.Int32  // how many of those two have finished
+	signal   chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
+	done     chan struct{} // closed by the second of shutdown and the goroutine's exit
+	ended    atomic.Int32  // how many of those two have finished
+	shut     atomic.Bool   // shutdown ran: the mailbox is closed, the loop ends
+	draining atomic.Bool   // Drain: the loop ends, with shutdown, once the mailbox is empty
+
+	watchMu  sync.Mutex // guards watchers and finished
+	watchers []func()   // called once done is closed (whenDone)
+	finished bool       // done is closed
 }
 
 // routeState is the part of a Ref that strategies read, free of T.
@@ -56,7 +63,7 @@ type routeState struct {
 	_    [56]byte
 
 	busy    atomic.Bool // handling a message, or about to take one
-	stopped atomic.Bool // stopping or stopped: takes no more messages
+	stopped atomic.Bool // stopping, draining or stopped: takes no more messages
 	full    func() bool // the mailbox's Full, if it is bounded; set by spawn
 }
 
@@ -258,7 +265,7 @@ func (r *Ref[T]) loop(ctx context.Context) {
 		// coming, so a message is never out of the mailbox while busy still
 		// reads false. Once the actor stops, its mailbox is closed: Dequeue
 		// finds nothing.
-		for !r.stopped.Load() {
+		for !r.shut.Load() {
 			// AfterFunc stops the actor when ctx ends, but on a goroutine
 			// of its own; look too, so that no message starts after ctx
 			// ended. A one-case non-blocking receive is cheap; a select
@@ -277,6 +284,12 @@ func (r *Ref[T]) loop(ctx context.Context) {
 			msg, ok := r.mb.Dequeue()
 			if !ok {
 				r.busy.Store(false)
+				if r.draining.Load() {
+					// Drained: what a Tell that raced Drain queues from
+					// here on, shutdown's Close hands to the dead letters.
+					r.shutdown(ErrStopped)
+					return
+				}
 				break
 			}
 			if r.pooled {
@@ -286,10 +299,10 @@ func (r *Ref[T]) loop(ctx context.Context) {
 				r.load.Add(-1)
 			}
 		}
-		if r.stopped.Load() {
+		if r.shut.Load() {
 			return
 		}
-		<-r.signal // a message, or the actor stopped
+		<-r.signal // a message, or the actor stopped or drains
 	}
 }
 
@@ -298,9 +311,10 @@ func (r *Ref[T]) loop(ctx context.Context) {
 // included) and sends what was queued to the dead letters. The message being
 // handled, if any, finishes.
 func (r *Ref[T]) shutdown(reason error) {
-	if !r.stopped.CompareAndSwap(false, true) {
+	if !r.shut.CompareAndSwap(false, true) {
 		return
 	}
+	r.stopped.Store(true)
 	r.wake()
 	rest := r.mb.Close()
 	r.load.Add(-int64(len(rest)))
@@ -317,7 +331,27 @@ func (r *Ref[T]) shutdown(reason error) {
 func (r *Ref[T]) end() {
 	if r.ended.Add(1) == 2 {
 		close(r.done)
+		r.watchMu.Lock()
+		r.finished = true
+		watchers := r.watchers
+		r.watchers = nil
+		r.watchMu.Unlock()
+		for _, f := range watchers {
+			f()
+		}
 	}
+}
+
+// whenDone calls f once Done is closed: at once, if it is.
+func (r *Ref[T]) whenDone(f func()) {
+	r.watchMu.Lock()
+	if !r.finished {
+		r.watchers = append(r.watchers, f)
+		r.watchMu.Unlock()
+		return
+	}
+	r.watchMu.Unlock()
+	f()
 }
 
 // invoke calls the handler and reports what went wrong.
@@ -329,7 +363,7 @@ func (r *Ref[T]) invoke(ctx context.Context, msg T) {
 
 // report hands a handler's failure to the error handler.
 func (r *Ref[T]) report(err error) {
-	err = fmt.Errorf("crew: actor %q: %w", r.name, err)
+	err = &actorError{name: r.name, err: err}
 	if r.onError != nil {
 		r.onError(err)
 	} else {
@@ -344,8 +378,7 @@ func (r *Ref[T]) report(err error) {
 func (r *Ref[T]) call(ctx context.Context, msg T) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
-			p := panics.NewRecovered(1, v)
-			err = p.AsError()
+			err = panicked("handler", panics.NewRecovered(1, v))
 		}
 	}()
 	return r.handle(ctx, msg)
@@ -371,6 +404,20 @@ func (r *Ref[T]) Name() string { return r.name }
 // not then wait on Done).
 func (r *Ref[T]) Stop() { r.shutdown(ErrStopped) }
 
+// Drain stops the actor once it has handled what is queued: from now on
+// Tell returns ErrStopped (and records the message as a dead letter), the
+// messages already in the mailbox are handled, and then the actor exits,
+// as after Stop; a message that a Tell racing Drain queued after the
+// mailbox emptied becomes a dead letter then. It is Akka's PoisonPill.
+// Drain does not wait: receive from Done. Stop, or the end of the actor's
+// context, during a Drain stops it at once. Drain is safe to call more
+// than once, and from the actor's own handler.
+func (r *Ref[T]) Drain() {
+	r.draining.Store(true) // before stopped: a loop that sees the mailbox empty then ends it
+	r.stopped.Store(true)
+	r.wake()
+}
+
 // wake pokes the actor's signal without blocking; a pending poke suffices.
 func (r *Ref[T]) wake() {
 	select {
@@ -385,8 +432,9 @@ func (r *Ref[T]) wake() {
 // actor's last handler call returns before it too.
 func (r *Ref[T]) Done() <-chan struct{} { return r.done }
 
-// Stopped reports whether the actor has stopped or is stopping, so that it
-// takes no more messages.
+// Stopped reports whether the actor has stopped, or is stopping or
+// draining (Stop, Drain, the end of its context), so that it takes no more
+// messages.
 func (r *Ref[T]) Stopped() bool { return r.stopped.Load() }
 
 // Full reports whether the actor's mailbox is bounded and at capacity.

@@ -7,11 +7,15 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 )
 
 // ErrNoRoutee is returned by a Router's Tell and Broadcast when it has no
-// live routee to send to. The caller still has the message.
+// live routee to send to, its routees having stopped on their own (after
+// the router's own Stop or Drain, they return ErrStopped); the caller still
+// has the message. A pool whose workers have all died returns an error
+// that errors.Is matches with it.
 var ErrNoRoutee = errors.New("crew: router has no live routee")
 
 // A Routee is what a Strategy chooses between: *Ref satisfies it. Len is
@@ -180,9 +184,14 @@ func (p *Picker) Pick() int { return p.strategy.pick(p.slots) }
 // NewRouter, or let SpawnRouter spawn them. A Router is safe for concurrent
 // use; stopped routees are skipped, never sent to.
 type Router[T any] struct {
-	picker Picker
-	refs   []*Ref[T]
-	keyed  *routerKeys[T] // SpawnRouter with WithKey or WithConsistentHash
+	picker  Picker
+	refs    []*Ref[T]
+	keyed   *routerKeys[T] // SpawnRouter with WithKey or WithConsistentHash
+	stopped atomic.Bool    // Stop or Drain: Tell and Broadcast refuse
+
+	doneOnce sync.Once
+	done     chan struct{} // Done's: closed once every routee's is
+	left     atomic.Int32  // routees whose Done is not closed yet
 }
 
 // NewRouter returns a Router over routees (it keeps its own copy of the
@@ -297,6 +306,10 @@ func (r *Router[T]) Tell(ctx context.Context, msg T) error {
 	if ctx == nil {
 		panic("crew: Router.Tell: nil context")
 	}
+	if r.stopped.Load() {
+		r.refuse(msg)
+		return ErrStopped
+	}
 	if r.keyed != nil {
 		return r.keyed.tell(ctx, msg)
 	}
@@ -323,6 +336,10 @@ func (r *Router[T]) Tell(ctx context.Context, msg T) error {
 func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
 	if ctx == nil {
 		panic("crew: Router.Broadcast: nil context")
+	}
+	if r.stopped.Load() {
+		r.refuse(msg)
+		return ErrStopped
 	}
 	if r.keyed != nil {
 		live, refused, errs := r.keyed.broadcast(ctx, msg)
@@ -355,10 +372,56 @@ func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
 // Routees returns a copy of the router's list of routees, in their order.
 func (r *Router[T]) Routees() []*Ref[T] { return slices.Clone(r.refs) }
 
-// Stop stops every routee (see Ref.Stop). It does not wait: receive from
-// each routee's Done for that.
+// Stop stops every routee (see Ref.Stop), and the router: from now on Tell
+// and Broadcast return ErrStopped and record the message as a dead letter.
+// It does not wait: receive from Done for that.
 func (r *Router[T]) Stop() {
+	r.stopped.Store(true)
 	for _, ref := range r.refs {
 		ref.Stop()
+	}
+}
+
+// Drain stops the router as Stop does, but lets every routee handle what
+// is queued in its mailbox first (see Ref.Drain). It does not wait:
+// receive from Done for that. A keyed router's messages held behind their
+// keys are placed as their keys free, until the routees exit; those left
+// then become dead letters.
+func (r *Router[T]) Drain() {
+	r.stopped.Store(true)
+	for _, ref := range r.refs {
+		ref.Drain()
+	}
+}
+
+// Done returns a channel that is closed once every routee's goroutine has
+// exited (see Ref.Done): after Stop or Drain, or when each routee stopped
+// on its own. A router with no routee is done at once.
+func (r *Router[T]) Done() <-chan struct{} {
+	r.doneOnce.Do(func() {
+		r.done = make(chan struct{})
+		r.left.Store(int32(len(r.refs)))
+		if len(r.refs) == 0 {
+			close(r.done)
+		}
+		for _, ref := range r.refs {
+			ref.whenDone(func() {
+				if r.left.Add(-1) == 0 {
+					close(r.done)
+				}
+			})
+		}
+	})
+	return r.done
+}
+
+// refuse records msg, told to the router after Stop or Drain, as a dead
+// letter: to a keyed router's sink, or to its first routee's.
+func (r *Router[T]) refuse(msg T) {
+	switch {
+	case r.keyed != nil:
+		r.keyed.sink(DeadLetter{Message: msg, Target: r.keyed.name, Reason: ErrStopped})
+	case len(r.refs) > 0:
+		r.refs[0].deadLetter(msg, ErrStopped)
 	}
 }

@@ -1,0 +1,50 @@
+package crew
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/sourcegraph/conc/panics"
+)
+
+// The errors crew makes of what went wrong, each one line that a person
+// can read in a log, with what a program matches behind errors.Is and
+// errors.As.
+
+// A panicError is a recovered panic: "crew: job panicked: <value>". The
+// stack is behind errors.As, in the *panics.ErrRecovered it unwraps to
+// (which unwraps in turn to the panic value, if that is an error).
+type panicError struct {
+	what string // what panicked: a job, a handler
+	rec  *panics.ErrRecovered
+}
+
+// panicked makes the error of a panic recovered in what.
+func panicked(what string, r panics.Recovered) error {
+	return &panicError{what: what, rec: &panics.ErrRecovered{Recovered: r}}
+}
+
+func (e *panicError) Error() string { return fmt.Sprintf("crew: %s panicked: %v", e.what, e.rec.Value) }
+func (e *panicError) Unwrap() error { return e.rec }
+
+// An actorError is an error of an actor's handler, with the actor's name:
+// "crew: actor "name": <error>", without a second "crew:".
+type actorError struct {
+	name string
+	err  error
+}
+
+func (e *actorError) Error() string {
+	return "crew: actor " + strconv.Quote(e.name) + ": " + strings.TrimPrefix(e.err.Error(), "crew: ")
+}
+func (e *actorError) Unwrap() error { return e.err }
+
+// A noWorkerError is what a pool whose workers all died returns: it says
+// so, and errors.Is matches it with ErrNoRoutee.
+type noWorkerError struct{ pool string }
+
+func (e *noWorkerError) Error() string {
+	return "crew: pool " + strconv.Quote(e.pool) + ": every worker has died (a job that calls runtime.Goexit ends its worker)"
+}
+func (e *noWorkerError) Is(target error) bool { return target == ErrNoRoutee }
