@@ -147,11 +147,20 @@ func TestAPanickingCallbackLeavesAPoolUsable(t *testing.T) {
 		assert.EqualValues(t, 10, p.Stats().Completed)
 	})
 	t.Run("a backlog whose Enqueue panics", func(t *testing.T) {
-		p := crew.NewPool(1, nop[float64], crew.WithMailbox(func() crew.Mailbox[float64] {
+		started, release := make(chan struct{}), gateFor(t)
+		p := crew.NewPool(1, func(_ context.Context, f float64) error {
+			if f == 1 {
+				close(started)
+				<-release
+			}
+			return nil
+		}, crew.WithMailbox(func() crew.Mailbox[float64] {
 			return crew.NewFair(func(f float64) float64 { return f })
 		}))
 		require.NoError(t, p.Submit(context.Background(), 1))
+		<-started // the worker is busy: the next job goes through the backlog
 		assert.Panics(t, func() { _ = p.Submit(context.Background(), math.NaN()) })
+		close(release)
 		require.NoError(t, p.Submit(context.Background(), 2))
 		require.NoError(t, p.Wait(), "Wait returns: no job is counted that was never held")
 		s := p.Stats()

@@ -385,8 +385,8 @@ func (r *Router[T]) Stop() {
 // Drain stops the router as Stop does, but lets every routee handle what
 // is queued in its mailbox first (see Ref.Drain). It does not wait:
 // receive from Done for that. A keyed router's messages held behind their
-// keys are placed as their keys free, until the routees exit; those left
-// then become dead letters.
+// keys are not in a mailbox yet: they become dead letters as their keys
+// free, since a draining routee takes no new message.
 func (r *Router[T]) Drain() {
 	r.stopped.Store(true)
 	for _, ref := range r.refs {
