@@ -215,15 +215,11 @@ func (d *dispatcher[T]) offer(t task[T], mode offerMode, a *after[T]) (verdict, 
 		a.wake(w)
 		return accepted, nil, nil
 	}
-	if t.b == nil {
-		d.backlog.push(t.job)
-		d.pushed++
-		d.backlogged++
-	} else {
-		d.seq++
-		d.batched.push(prioItem[queued[T]]{msg: queued[T]{t, d.pushed}, seq: d.seq})
-		d.backlogged++
+	var seq uint64
+	if t.b != nil {
+		seq = d.number()
 	}
+	d.enqueue(t, seq)
 	var idle *worker[T]
 	if d.nidle > 0 { // older jobs are ready (a retired worker released them): an idle worker takes them first
 		idle = d.takeIdle()

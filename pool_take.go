@@ -56,14 +56,6 @@ func (d *dispatcher[T]) take(w *worker[T], park bool, a *after[T]) (job T, ok, s
 		if d.backlog.n == 0 && len(d.backlog.buf) > keptRingSlots {
 			d.backlog.release()
 		}
-	case d.batched.n > 0 && d.backlog.n == 0 && d.ready.len() == 0: // batches alone
-		var e prioItem[queued[T]]
-		e, ok = d.batched.pop()
-		t = e.msg.task
-		if d.batched.n == 0 && len(d.batched.buf) > keptRingSlots {
-			d.batched.release()
-		}
-		skip = d.stopped || t.b.done()
 	case d.backlog.n > 0 || d.batched.n > 0 || d.ready.len() > 0:
 		t, ok = d.popBacklog(), true
 		skip = d.stopped || t.b != nil && t.b.done()

@@ -306,54 +306,6 @@ func (r *Ref[T]) loop(ctx context.Context) {
 	}
 }
 
-// shutdown stops the actor for reason, once: it refuses new messages,
-// closes the mailbox (waking senders blocked on it, the handler's own
-// included) and sends what was queued to the dead letters. The message being
-// handled, if any, finishes.
-func (r *Ref[T]) shutdown(reason error) {
-	if !r.shut.CompareAndSwap(false, true) {
-		return
-	}
-	r.stopped.Store(true)
-	r.wake()
-	rest := r.mb.Close()
-	r.load.Add(-int64(len(rest)))
-	for _, msg := range rest {
-		r.deadLetter(msg, reason)
-	}
-	r.end()
-}
-
-// end is called once when shutdown has delivered the dead letters and once
-// when the goroutine exits, which may happen in either order (Stop and the
-// context's AfterFunc run shutdown on other goroutines); the second closes
-// done, so that Done means both.
-func (r *Ref[T]) end() {
-	if r.ended.Add(1) == 2 {
-		close(r.done)
-		r.watchMu.Lock()
-		r.finished = true
-		watchers := r.watchers
-		r.watchers = nil
-		r.watchMu.Unlock()
-		for _, f := range watchers {
-			f()
-		}
-	}
-}
-
-// whenDone calls f once Done is closed: at once, if it is.
-func (r *Ref[T]) whenDone(f func()) {
-	r.watchMu.Lock()
-	if !r.finished {
-		r.watchers = append(r.watchers, f)
-		r.watchMu.Unlock()
-		return
-	}
-	r.watchMu.Unlock()
-	f()
-}
-
 // invoke calls the handler and reports what went wrong.
 func (r *Ref[T]) invoke(ctx context.Context, msg T) {
 	if err := r.call(ctx, msg); err != nil {
@@ -394,48 +346,6 @@ func (r *Ref[T]) Busy() bool { return r.busy.Load() }
 
 // Name reports the actor's name (see WithName).
 func (r *Ref[T]) Name() string { return r.name }
-
-// Stop stops the actor: from now on Tell returns ErrStopped, the messages
-// still queued become dead letters with reason ErrStopped (the sink runs on
-// the caller's goroutine), senders blocked on a full mailbox wake with
-// ErrStopped, and the actor exits once it has finished the message it is
-// handling, if any. Stop does not wait for that: receive from Done. It is
-// safe to call more than once, and from the actor's own handler (which must
-// not then wait on Done).
-func (r *Ref[T]) Stop() { r.shutdown(ErrStopped) }
-
-// Drain stops the actor once it has handled what is queued: from now on
-// Tell returns ErrStopped (and records the message as a dead letter), the
-// messages already in the mailbox are handled, and then the actor exits,
-// as after Stop; a message that a Tell racing Drain queued after the
-// mailbox emptied becomes a dead letter then. It is Akka's PoisonPill.
-// Drain does not wait: receive from Done. Stop, or the end of the actor's
-// context, during a Drain stops it at once. Drain is safe to call more
-// than once, and from the actor's own handler.
-func (r *Ref[T]) Drain() {
-	r.draining.Store(true) // before stopped: a loop that sees the mailbox empty then ends it
-	r.stopped.Store(true)
-	r.wake()
-}
-
-// wake pokes the actor's signal without blocking; a pending poke suffices.
-func (r *Ref[T]) wake() {
-	select {
-	case r.signal <- struct{}{}:
-	default:
-	}
-}
-
-// Done returns a channel that is closed once the actor's goroutine has
-// exited and its leftover messages went to the dead letters: the delivery
-// of every dead letter of a Stop happens before Done is closed, and the
-// actor's last handler call returns before it too.
-func (r *Ref[T]) Done() <-chan struct{} { return r.done }
-
-// Stopped reports whether the actor has stopped, or is stopping or
-// draining (Stop, Drain, the end of its context), so that it takes no more
-// messages.
-func (r *Ref[T]) Stopped() bool { return r.stopped.Load() }
 
 // Full reports whether the actor's mailbox is bounded and at capacity.
 func (r *Ref[T]) Full() bool { return r.full != nil && r.full() }

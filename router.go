@@ -1,0 +1,251 @@
+package crew
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+)
+
+// ErrNoRoutee is returned by a Router's Tell and Broadcast when it has no
+// live routee to send to, its routees having stopped on their own (after
+// the router's own Stop or Drain, they return ErrStopped); the caller still
+// has the message. A pool whose workers have all died returns an error
+// that errors.Is matches with it.
+var ErrNoRoutee = errors.New("crew: router has no live routee")
+
+// A Router sends each message to one of its routees, as its Strategy picks,
+// or to all of them with Broadcast. Create one over actors you spawned with
+// NewRouter, or let SpawnRouter spawn them. A Router is safe for concurrent
+// use; stopped routees are skipped, never sent to.
+type Router[T any] struct {
+	picker  Picker
+	refs    []*Ref[T]
+	keyed   *routerKeys[T] // SpawnRouter with WithKey or WithConsistentHash
+	stopped atomic.Bool    // Stop or Drain: Tell and Broadcast refuse
+
+	doneOnce sync.Once
+	done     chan struct{} // Done's: closed once every routee's is
+	left     atomic.Int32  // routees whose Done is not closed yet
+}
+
+// NewRouter returns a Router over routees (it keeps its own copy of the
+// list). Stop on the router stops them. It panics if s or a routee is nil. A
+// router with no routee is valid: Tell returns ErrNoRoutee.
+func NewRouter[T any](s Strategy, routees ...*Ref[T]) *Router[T] {
+	if s == nil {
+		panic("crew: NewRouter: nil Strategy")
+	}
+	routees = slices.Clone(routees)
+	r := &Router[T]{picker: Picker{strategy: s, slots: make([]slot, len(routees))}, refs: routees}
+	for i, ref := range routees {
+		if ref == nil {
+			panic("crew: NewRouter: nil routee at index " + strconv.Itoa(i))
+		}
+		r.picker.slots[i] = newSlot(ref)
+	}
+	return r
+}
+
+// SpawnRouter spawns n actors that run handle and returns a Router over
+// them: the pool variant. The options apply to every actor (WithMailbox
+// calls its factory once per actor; WithName names them name-0, name-1, ...)
+// and WithStrategy chooses the strategy, SmallestMailbox by default.
+//
+// With WithKey the router keeps each key's messages in order, one at a
+// time, as a keyed pool does (see WithKey): a message whose key has one in a
+// routee's mailbox or being handled waits in the router, and the strategy
+// places it when that one is done. With WithConsistentHash each key's
+// messages go to one routee. Send a keyed router's messages through its
+// Tell, not to a routee directly, which would bypass its keys. Such a router
+// takes the default mailbox (WithMailbox panics); Broadcast ignores keys.
+// SpawnRouter panics if n is less than 1 or an option does not apply to a
+// router.
+func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context, T) error, opts ...Option) *Router[T] {
+	if n < 1 {
+		panic("crew: SpawnRouter: n must be at least 1, got " + strconv.Itoa(n))
+	}
+	o := collect(opts)
+	o.only("SpawnRouter", routerOpts)
+	s := o.strategy
+	if s == nil {
+		s = SmallestMailbox()
+	}
+	if ctx == nil {
+		panic("crew: SpawnRouter: nil context")
+	}
+	if handle == nil {
+		panic("crew: SpawnRouter: nil handler")
+	}
+	var rk *routerKeys[T]
+	if o.keyed != nil {
+		rk = newRouterKeys[T](n, &o)
+	}
+	// Make every mailbox before any routee starts, so that a factory that
+	// fails (panics, or returns nil) leaves no routee running.
+	var boxes []Mailbox[T]
+	if o.newMailbox != nil {
+		f, ok := o.newMailbox.(func() Mailbox[T])
+		if !ok {
+			panic(fmt.Sprintf("crew: WithMailbox: a %T does not make mailboxes for %T messages", o.newMailbox, *new(T)))
+		}
+		boxes = make([]Mailbox[T], n)
+		for i := range boxes {
+			boxes[i] = made(f())
+		}
+	}
+	refs := make([]*Ref[T], n)
+	for i := range refs {
+		name := strconv.Itoa(i)
+		if o.name != "" {
+			name = o.name + "-" + name
+		}
+		ro, h := o, handle
+		if boxes != nil {
+			mb := boxes[i]
+			ro.newMailbox = func() Mailbox[T] { return mb }
+		}
+		if rk != nil {
+			h = rk.forRoutee(i, handle, &ro)
+		}
+		refs[i] = spawn(ctx, h, &ro, name)
+	}
+	r := NewRouter(s, refs...)
+	if rk != nil {
+		rk.bind(r)
+		r.keyed = rk
+	}
+	return r
+}
+
+// Tell sends msg to the routee the strategy picks; see Ref.Tell for what it
+// returns. If that routee stopped in the meantime, Tell picks again. It
+// returns ErrNoRoutee, and creates no dead letter, when every routee has
+// stopped. It does not allocate when the message is accepted. It panics if
+// ctx is nil.
+func (r *Router[T]) Tell(ctx context.Context, msg T) error {
+	if ctx == nil {
+		panic("crew: Router.Tell: nil context")
+	}
+	if r.stopped.Load() {
+		r.refuse(msg)
+		return ErrStopped
+	}
+	if r.keyed != nil {
+		return r.keyed.tell(ctx, msg)
+	}
+	for range len(r.refs) {
+		i := r.picker.Pick()
+		if i < 0 {
+			break
+		}
+		err := r.refs[i].tell(ctx, msg)
+		if err != ErrStopped {
+			if err != nil {
+				r.refs[i].deadLetter(msg, err)
+			}
+			return err
+		}
+	}
+	return ErrNoRoutee
+}
+
+// Broadcast tells msg to every routee that has not stopped. It returns
+// ErrNoRoutee if there is none, and otherwise the errors of the routees that
+// did not accept it, joined (each such message is a dead letter). It panics
+// if ctx is nil.
+func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
+	if ctx == nil {
+		panic("crew: Router.Broadcast: nil context")
+	}
+	if r.stopped.Load() {
+		r.refuse(msg)
+		return ErrStopped
+	}
+	if r.keyed != nil {
+		live, refused, errs := r.keyed.broadcast(ctx, msg)
+		if live == 0 {
+			return ErrNoRoutee
+		}
+		for i, ref := range refused {
+			ref.deadLetterTo(r.keyed.sink, msg, errs[i])
+			errs[i] = fmt.Errorf("routee %q: %w", ref.name, errs[i])
+		}
+		return errors.Join(errs...)
+	}
+	var errs []error
+	live := 0
+	for i, ref := range r.refs {
+		if r.picker.slots[i].isStopped() {
+			continue
+		}
+		live++
+		if err := ref.Tell(ctx, msg); err != nil {
+			errs = append(errs, fmt.Errorf("routee %q: %w", ref.name, err))
+		}
+	}
+	if live == 0 {
+		return ErrNoRoutee
+	}
+	return errors.Join(errs...)
+}
+
+// Routees returns a copy of the router's list of routees, in their order.
+func (r *Router[T]) Routees() []*Ref[T] { return slices.Clone(r.refs) }
+
+// Stop stops every routee (see Ref.Stop), and the router: from now on Tell
+// and Broadcast return ErrStopped and record the message as a dead letter.
+// It does not wait: receive from Done for that.
+func (r *Router[T]) Stop() {
+	r.stopped.Store(true)
+	for _, ref := range r.refs {
+		ref.Stop()
+	}
+}
+
+// Drain stops the router as Stop does, but lets every routee handle what
+// is queued in its mailbox first (see Ref.Drain). It does not wait:
+// receive from Done for that. A keyed router's messages held behind their
+// keys are not in a mailbox yet: they become dead letters as their keys
+// free, since a draining routee takes no new message.
+func (r *Router[T]) Drain() {
+	r.stopped.Store(true)
+	for _, ref := range r.refs {
+		ref.Drain()
+	}
+}
+
+// Done returns a channel that is closed once every routee's goroutine has
+// exited (see Ref.Done): after Stop or Drain, or when each routee stopped
+// on its own. A router with no routee is done at once.
+func (r *Router[T]) Done() <-chan struct{} {
+	r.doneOnce.Do(func() {
+		r.done = make(chan struct{})
+		r.left.Store(int32(len(r.refs)))
+		if len(r.refs) == 0 {
+			close(r.done)
+		}
+		for _, ref := range r.refs {
+			ref.whenDone(func() {
+				if r.left.Add(-1) == 0 {
+					close(r.done)
+				}
+			})
+		}
+	})
+	return r.done
+}
+
+// refuse records msg, told to the router after Stop or Drain, as a dead
+// letter: to a keyed router's sink, or to its first routee's.
+func (r *Router[T]) refuse(msg T) {
+	switch {
+	case r.keyed != nil:
+		r.keyed.sink(DeadLetter{Message: msg, Target: r.keyed.name, Reason: ErrStopped})
+	case len(r.refs) > 0:
+		r.refs[0].deadLetter(msg, ErrStopped)
+	}
+}
