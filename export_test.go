@@ -98,4 +98,7 @@ func PoolRetiredRunning[T any](p *Pool[T]) int {
 
 // RefLoad reports r's load: its queued messages plus the one in flight,
 // what SmallestMailbox scores.
-func RefLoad[T any](r *Ref[T]) int64 { return r.load.Load() }
+func RefLoad[T any](r *Ref[T]) int64 {
+	s := newSlot(r)
+	return int64(s.score())
+}

@@ -254,6 +254,9 @@ func (u *Unbounded[T]) releaseIfDrained() {
 	u.tailMu.Unlock()
 }
 
+// counters gives a Ref the positions Len subtracts (see counted).
+func (u *Unbounded[T]) counters() (in, out *atomic.Uint64) { return &u.tail, &u.head }
+
 // Len reports the number of queued messages: the exact count at one
 // instant during the call (see countBetween for the one exception).
 func (u *Unbounded[T]) Len() int { return countBetween(&u.tail, &u.head) }

@@ -151,6 +151,9 @@ func (s *Segmented[T]) recycle(seg *segment[T]) {
 	s.segs.put(seg)
 }
 
+// counters gives a Ref the positions Len subtracts (see counted).
+func (s *Segmented[T]) counters() (in, out *atomic.Uint64) { return &s.enq, &s.deq }
+
 // Len reports the number of queued messages: the exact count at one
 // instant during the call (see countBetween for the one exception).
 func (s *Segmented[T]) Len() int { return countBetween(&s.enq, &s.deq) }

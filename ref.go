@@ -37,9 +37,8 @@ type Ref[T any] struct {
 	sink    func(DeadLetter)
 	onError func(error)
 
-	labels  []string // pprof label pairs set on the goroutine as it starts, or nil
-	pooled  bool     // a pool's worker: handle recovers panics itself
-	guarded bool     // the mailbox's Enqueue may panic: push counts the message out if it does
+	labels []string // pprof label pairs set on the goroutine as it starts, or nil
+	pooled bool     // a pool's worker: handle recovers panics itself
 
 	signal   chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
 	done     chan struct{} // closed by the second of shutdown and the goroutine's exit
@@ -53,18 +52,47 @@ type Ref[T any] struct {
 }
 
 // routeState is the part of a Ref that strategies read, free of T.
+//
+// A routee's score is its mailbox's depth plus 1 while busy, read in that
+// order: the actor sets busy before it dequeues and clears it only once
+// Dequeue finds nothing, so a reader that saw the message gone from the
+// mailbox then sees busy, and the actor never looks idle while a message is
+// between Dequeue and the handler. Neither Tell nor the actor writes a word
+// of its own per message for it: the mailbox's counters already move.
 type routeState struct {
-	// load is queued + in flight: Tell counts a message in before it enqueues
-	// it and the actor counts it out after its handler returns, so the actor
-	// never looks idle while a message is between Dequeue and the handler.
-	// It is the score SmallestMailbox reads, one word per routee, so it sits
-	// on a cache line of its own.
-	load atomic.Int64
-	_    [56]byte
-
 	busy    atomic.Bool // handling a message, or about to take one
 	stopped atomic.Bool // stopping, draining or stopped: takes no more messages
-	full    func() bool // the mailbox's Full, if it is bounded; set by spawn
+
+	// The mailbox's depth: its two counters if it keeps them (see counted),
+	// else its Len. Set by spawn.
+	in, out *atomic.Uint64
+	length  func() int
+
+	full func() bool // the mailbox's Full, if it is bounded; set by spawn
+}
+
+// score is the actor's queued messages, plus 1 while it is busy. Read
+// without a lock and at one instant, it may overstate by the messages that
+// went in and out while it read, never understate.
+func (rs *routeState) score() int {
+	var n int
+	if rs.out != nil {
+		out := rs.out.Load() // out before in: in - out is then never too low
+		n = int(rs.in.Load() - out)
+	} else {
+		n = max(rs.length(), 0)
+	}
+	if rs.busy.Load() {
+		n++
+	}
+	return n
+}
+
+// A counted mailbox's depth is the difference of two counters that only
+// grow, messages in and messages out, which strategies read directly: two
+// loads and no call per routee.
+type counted interface {
+	counters() (in, out *atomic.Uint64)
 }
 
 // Spawn starts an actor that calls handle for each message told to it, one
@@ -120,19 +148,16 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 	default:
 		panic(fmt.Sprintf("crew: WithMailbox: a %T does not make mailboxes for %T messages", f, *new(T)))
 	}
-	switch r.mb.(type) {
-	case *Unbounded[T], *Segmented[T], *Bounded[T], *Chan[T]: // their Enqueue does not panic
-	default:
-		r.guarded = true
+	if c, ok := r.mb.(counted); ok {
+		r.in, r.out = c.counters()
+	} else {
+		r.length = r.mb.Len
 	}
 	if f, ok := r.mb.(interface{ Full() bool }); ok {
 		r.full = f.Full
 	}
 	if d, ok := r.mb.(Dropper[T]); ok {
-		d.OnDrop(func(msg T, reason error) {
-			r.load.Add(-1) // the evicted message left the mailbox
-			r.deadLetter(msg, reason)
-		})
+		d.OnDrop(func(msg T, reason error) { r.deadLetter(msg, reason) })
 	}
 	go r.run(ctx) // ends once the actor stops: Stop, ctx done, or Goexit in handle
 	return r
@@ -181,33 +206,7 @@ func (r *Ref[T]) tell(ctx context.Context, msg T) error {
 	if r.stopped.Load() {
 		return ErrStopped
 	}
-	r.load.Add(1)
-	return r.push(ctx, msg)
-}
-
-// push queues a message already counted in load, and counts it out again
-// if the mailbox refuses it, or panics (a Fair mailbox's key function, a
-// Priority's less, a mailbox of the user's): the panic goes on to the
-// caller, and load stays exact.
-func (r *Ref[T]) push(ctx context.Context, msg T) error {
-	if r.guarded {
-		enqueued := false
-		defer func() {
-			if !enqueued {
-				r.load.Add(-1)
-			}
-		}()
-		err := r.enqueue(ctx, msg)
-		enqueued = true
-		return err
-	}
-	return r.enqueue(ctx, msg)
-}
-
-// enqueue is push without the guard.
-func (r *Ref[T]) enqueue(ctx context.Context, msg T) error {
 	if err := r.mb.Enqueue(ctx, msg); err != nil {
-		r.load.Add(-1)
 		if errors.Is(err, ErrMailboxClosed) {
 			err = ErrStopped
 		}
@@ -296,7 +295,6 @@ func (r *Ref[T]) loop(ctx context.Context) {
 				_ = r.handle(ctx, msg) // recovers panics and accounts for msg itself
 			} else {
 				r.invoke(ctx, msg)
-				r.load.Add(-1)
 			}
 		}
 		if r.shut.Load() {

@@ -16,7 +16,6 @@ func (r *Ref[T]) shutdown(reason error) {
 	r.stopped.Store(true)
 	r.wake()
 	rest := r.mb.Close()
-	r.load.Add(-int64(len(rest)))
 	for _, msg := range rest {
 		r.deadLetter(msg, reason)
 	}

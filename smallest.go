@@ -21,10 +21,13 @@ import (
 //     negative) ranks after every routee whose depth is known, instead of
 //     winning with a score of 0 as in Akka.
 //
-// Selection reads one atomic word per *Ref routee (queued plus in flight, on
-// its own cache line) and takes no lock and allocates nothing: O(n) loads for
-// n routees, 2-4 ns each when none is idle (BenchmarkPick), and it stops at
-// the first idle routee. For large pools, SmallestOfTwo costs O(1).
+// Selection reads three atomic words per *Ref routee, the two counters its
+// mailbox already keeps (messages in and out; a Fair, Priority or Chan
+// mailbox is asked for its Len instead) and its busy flag, so that neither
+// Tell nor the actor writes anything per message for the router's sake. It
+// takes no lock and allocates nothing: O(n) for n routees, 5-8 ns each when
+// none is idle (BenchmarkPick), and it stops at the first idle routee. For
+// large pools, SmallestOfTwo costs O(1).
 func SmallestMailbox() Strategy { return &smallest{} }
 
 type smallest struct{ next atomic.Uint64 }

@@ -64,7 +64,7 @@ func newSlot(r Routee) slot {
 // score is the routee's load: queued messages, plus 1 while busy.
 func (s *slot) score() int {
 	if s.rs != nil {
-		return int(s.rs.load.Load())
+		return s.rs.score()
 	}
 	n := s.r.Len()
 	if n < 0 {

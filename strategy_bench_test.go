@@ -100,39 +100,3 @@ func BenchmarkRouterTell(b *testing.B) {
 		}
 	}
 }
-
-// BenchmarkActorTell sends b.N messages to one actor with an empty handler,
-// next to the baseline: a goroutine receiving from a buffered channel.
-func BenchmarkActorTell(b *testing.B) {
-	b.Run("goroutine+chan", func(b *testing.B) {
-		b.ReportAllocs()
-		ch := make(chan int, 1024)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			for range ch {
-			}
-		}()
-		for i := range b.N {
-			ch <- i
-		}
-		close(ch)
-		<-done
-	})
-	b.Run("Ref", func(b *testing.B) {
-		b.ReportAllocs()
-		var wg sync.WaitGroup
-		wg.Add(b.N)
-		ref := crew.Spawn(context.Background(), func(context.Context, int) error {
-			wg.Done()
-			return nil
-		})
-		for i := range b.N {
-			_ = ref.Tell(context.Background(), i)
-		}
-		wg.Wait()
-		b.StopTimer()
-		ref.Stop()
-		<-ref.Done()
-	})
-}

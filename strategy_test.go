@@ -351,3 +351,49 @@ func TestNewRouterKeepsItsOwnListOfRoutees(t *testing.T) {
 	f.awaitStarts(2)
 	assert.Equal(t, []int{1, 1, 0}, f.counts())
 }
+
+// An actor must never score 0 while a message told to it is unfinished:
+// from the moment Tell returns until its handler returns, SmallestMailbox
+// would otherwise take the actor for idle. The score is read first and the
+// count of finished handlers after it, so a finished count below the told
+// one means the message was unfinished when the score was read. Mailboxes
+// whose depth the score reads from counters (Unbounded, Segmented,
+// Bounded) and through Len (Fair, Chan) are both covered.
+func TestAnActorNeverScoresZeroWhileAMessageIsUnfinished(t *testing.T) {
+	kinds := []struct {
+		name string
+		new  func() crew.Mailbox[int]
+	}{
+		{"Unbounded", func() crew.Mailbox[int] { return crew.NewUnbounded[int]() }},
+		{"Segmented", func() crew.Mailbox[int] { return crew.NewSegmented[int]() }},
+		{"Bounded", func() crew.Mailbox[int] { return crew.NewBounded[int](4, crew.Backpressure) }},
+		{"Fair", func() crew.Mailbox[int] { return crew.NewFair(func(v int) int { return v % 2 }) }},
+		{"Chan", func() crew.Mailbox[int] { return crew.NewChan[int](4) }},
+	}
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			var finished atomic.Int64
+			ref := crew.Spawn(context.Background(), func(context.Context, int) error {
+				finished.Add(1)
+				return nil
+			}, crew.WithMailbox(k.new))
+			defer func() { ref.Stop(); <-ref.Done() }()
+			told, breaches := int64(0), 0
+			for i := range 20000 {
+				require.NoError(t, ref.Tell(context.Background(), i))
+				told++
+				for {
+					score := crew.RefLoad(ref)
+					done := finished.Load()
+					if score == 0 && done < told {
+						breaches++
+					}
+					if done == told || i%4 != 0 { // every 4th message is watched to its end
+						break
+					}
+				}
+			}
+			assert.Zero(t, breaches, "the actor scored 0 with a message told and unfinished")
+		})
+	}
+}
