@@ -274,6 +274,11 @@ func sampleReport() *report {
 			r.mailboxes = append(r.mailboxes, mailboxResult{name, p, 30 * []float64{1, 0.31, 0.35, 0.53, 1.7, 6.9, 8.2, 1.56}[i] * float64(p), 0})
 		}
 	}
+	for _, p := range []int{1, 4} {
+		for i, name := range []string{chanActorName, crewActorName, crewBoundedActName, protoActorName} {
+			r.actors = append(r.actors, actorResult{name, p, 80 * []float64{1, 0.45, 0.8, 2.5}[i] / float64(p), []float64{0, 0.001, 0, 1.7}[i]})
+		}
+	}
 	for i, c := range batchContenders() {
 		p99 := time.Duration(1+i) * 2 * time.Millisecond
 		r.batches = append(r.batches, batchResult{c.name, 10000 / float64(1+i), 85000 / float64(1+i), p99 / 3, p99, p99 * 9 / 10, p99 * 11 / 10})
@@ -310,6 +315,14 @@ func TestTargetsAreCrewsListInOrder(t *testing.T) {
 		"keyed placement (WithKey): p50 <= 0.1x consistent hashing's",
 		"keyed placement (WithKey): p99 <= 0.25x consistent hashing's",
 		"keyed placement (WithKey): 0 order breaches",
+		"mailboxes, 1P1C: Unbounded <= 0.6x buffered chan (1024)",
+		"mailboxes, 1P1C: Segmented <= 0.6x buffered chan (1024)",
+		"mailboxes, 1P1C: Bounded(1024, Backpressure) <= 1.2x Unbounded",
+		"mailboxes, 4P1C: Bounded(1024, Backpressure) <= 1.2x Unbounded",
+		"actor Tell -> handle, 1 producer(s): <= 0.6x a goroutine fed by a buffered channel, 0 allocs",
+		"actor with Bounded(1024, Backpressure), 1 producer(s): <= 1.2x with Unbounded",
+		"actor Tell -> handle, 4 producer(s): <= 0.6x a goroutine fed by a buffered channel, 0 allocs",
+		"actor with Bounded(1024, Backpressure), 4 producer(s): <= 1.2x with Unbounded",
 		"memory: an idle actor costs one goroutine plus < 1 KiB",
 		"memory: Unbounded drained holds <= 64 slots (512 bytes of ints)",
 		"memory: Segmented drained holds <= 64 slots (512 bytes of ints)",
@@ -336,10 +349,14 @@ func TestTargetsCompareTheRightFigures(t *testing.T) {
 	// The sample's crew is 2.06x the shared chan, its shards 3x the others'
 	// p99, its consistent hashing far behind.
 	for what, want := range map[string]bool{
-		"overhead, 1 submitter: <= 1.2x the hand-written pool (shared chan, capacity = workers)": false,
-		"overhead, 1 submitter: 0 allocs/job":                                                    true,
-		"streaming 80% load: p99 <= 0.6x the round-robin sharded pool's":                         true,
-		"keyed placement (WithKey): 0 order breaches":                                            true,
+		"overhead, 1 submitter: <= 1.2x the hand-written pool (shared chan, capacity = workers)":       false,
+		"overhead, 1 submitter: 0 allocs/job":                                                          true,
+		"streaming 80% load: p99 <= 0.6x the round-robin sharded pool's":                               true,
+		"keyed placement (WithKey): 0 order breaches":                                                  true,
+		"mailboxes, 1P1C: Unbounded <= 0.6x buffered chan (1024)":                                      true,
+		"mailboxes, 1P1C: Bounded(1024, Backpressure) <= 1.2x Unbounded":                               false,
+		"actor Tell -> handle, 4 producer(s): <= 0.6x a goroutine fed by a buffered channel, 0 allocs": true,
+		"actor with Bounded(1024, Backpressure), 1 producer(s): <= 1.2x with Unbounded":                false,
 	} {
 		if met[what].met != want {
 			t.Errorf("%s: met %v, want %v (%s)", what, met[what].met, want, met[what].measured)
@@ -348,13 +365,17 @@ func TestTargetsCompareTheRightFigures(t *testing.T) {
 	if m := met["overhead, 1 submitter: <= 1.2x the hand-written pool (shared chan, capacity = workers)"].measured; !strings.HasPrefix(m, "2.06x (crew 109 vs hand-written (shared chan) 53 ns/job)") {
 		t.Errorf("measured %q", m)
 	}
+	if m := met["actor with Bounded(1024, Backpressure), 1 producer(s): <= 1.2x with Unbounded"].measured; m != "1.78x (64.0 vs 36.0 ns/msg)" {
+		t.Errorf("measured %q", m)
+	}
 }
 
 func TestReportAndChartsFromAFullReport(t *testing.T) {
 	r := sampleReport()
 	md := r.markdown()
 	for _, want := range []string{"## Targets\n\nThese are crew's performance targets, each checked against this run", "busiest worker / mean", "median over the runs",
-		"## 7. Batches on one shared pool", "| " + batchErrgroupName + " | 2500 | 21250 | 2.67 ms | 8.00 ms | 7.20 ms to 8.80 ms |"} {
+		"## 7. Batches on one shared pool", "| " + batchErrgroupName + " | 2500 | 21250 | 2.67 ms | 8.00 ms | 7.20 ms to 8.80 ms |",
+		"## 8. Actors", "| " + protoActorName + " | 4 | 50.0 | 1.700 | 2.50x |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}

@@ -46,30 +46,42 @@ func mailboxes(producers, msgs, runs int, progress func(string)) []mailboxResult
 	for i, k := range kinds {
 		names[i+1] = k.name
 	}
-	ns := make([][]float64, len(names))
-	allocs := make([][]float64, len(names))
+	ns, allocs := interleave(names, msgs, runs, progress, func(i int) time.Duration {
+		if i == 0 {
+			return throughChannel(producers, msgs)
+		}
+		return throughMailbox(kinds[i-1].make(), producers, msgs)
+	})
+	out := make([]mailboxResult, len(names))
+	for i, name := range names {
+		out[i] = mailboxResult{name, producers, ns[i], allocs[i]}
+	}
+	return out
+}
+
+// interleave measures each of names runs times, all of them once per run
+// in turn, by calling through(i), which moves msgs messages through the
+// i'th; it returns each one's median time and allocations per message.
+func interleave(names []string, msgs, runs int, progress func(string), through func(i int) time.Duration) (ns, allocs []float64) {
+	nss := make([][]float64, len(names))
+	allocss := make([][]float64, len(names))
 	for range runs {
 		for i, name := range names {
 			progress(name)
 			var before, after runtime.MemStats
 			runtime.GC()
 			runtime.ReadMemStats(&before)
-			var elapsed time.Duration
-			if i == 0 {
-				elapsed = throughChannel(producers, msgs)
-			} else {
-				elapsed = throughMailbox(kinds[i-1].make(), producers, msgs)
-			}
+			elapsed := through(i)
 			runtime.ReadMemStats(&after)
-			ns[i] = append(ns[i], float64(elapsed.Nanoseconds())/float64(msgs))
-			allocs[i] = append(allocs[i], float64(after.Mallocs-before.Mallocs)/float64(msgs))
+			nss[i] = append(nss[i], float64(elapsed.Nanoseconds())/float64(msgs))
+			allocss[i] = append(allocss[i], float64(after.Mallocs-before.Mallocs)/float64(msgs))
 		}
 	}
-	out := make([]mailboxResult, len(names))
-	for i, name := range names {
-		out[i] = mailboxResult{name, producers, median(ns[i]), median(allocs[i])}
+	ns, allocs = make([]float64, len(names)), make([]float64, len(names))
+	for i := range names {
+		ns[i], allocs[i] = median(nss[i]), median(allocss[i])
 	}
-	return out
+	return ns, allocs
 }
 
 // split runs producers goroutines, each sending its share of msgs.

@@ -50,7 +50,7 @@ type config struct {
 	out                        string
 }
 
-var allScenarios = []string{"overhead", "burst", "stream", "keyed", "mailboxes", "memory", "batches"}
+var allScenarios = []string{"overhead", "burst", "stream", "keyed", "mailboxes", "actors", "memory", "batches"}
 
 func parseFlags() config {
 	var c config
@@ -167,6 +167,12 @@ func main() {
 				step(fmt.Sprintf("mailboxes, %dP1C:", p)))...)
 		}
 		r.mailboxMsgs = c.mailboxMsgs
+	}
+	if c.scenarios["actors"] {
+		for _, p := range []int{1, 4} {
+			r.actors = append(r.actors, actors(p, c.mailboxMsgs, c.runs, step(fmt.Sprintf("actors, %d producer(s):", p)))...)
+		}
+		r.actorMsgs = c.mailboxMsgs
 	}
 	if c.scenarios["memory"] {
 		m := memory(c.actors, c.depth, step("memory:"))

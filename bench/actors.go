@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/asynkron/protoactor-go/actor"
+	"github.com/crewlib/crew"
+)
+
+// The actors scenario's contenders.
+const (
+	chanActorName      = "goroutine + buffered chan (1024)"
+	crewActorName      = "crew actor (Unbounded)"
+	crewBoundedActName = "crew actor (Bounded(1024, Backpressure))"
+	protoActorName     = "protoactor-go actor (default mailbox)"
+)
+
+// actorResult is the cost of one message told to one actor.
+type actorResult struct {
+	name                   string
+	producers              int
+	nsPerMsg, allocsPerMsg float64
+}
+
+// actors tells msgs messages from producers goroutines to one actor whose
+// handler only counts them, and waits until the last one is handled, next
+// to the hand-written equivalent: a goroutine ranging over a buffered
+// channel; median of runs, the contenders interleaved run by run.
+func actors(producers, msgs, runs int, progress func(string)) []actorResult {
+	names := []string{chanActorName, crewActorName, crewBoundedActName, protoActorName}
+	bounded := crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1024, crew.Backpressure) })
+	ns, allocs := interleave(names, msgs, runs, progress, func(i int) time.Duration {
+		switch names[i] {
+		case chanActorName:
+			return toGoroutine(producers, msgs)
+		case crewActorName:
+			return toActor(producers, msgs)
+		case crewBoundedActName:
+			return toActor(producers, msgs, bounded)
+		default:
+			return toProtoActor(producers, msgs)
+		}
+	})
+	out := make([]actorResult, len(names))
+	for i, name := range names {
+		out[i] = actorResult{name, producers, ns[i], allocs[i]}
+	}
+	return out
+}
+
+// toGoroutine sends msgs messages to a goroutine over a buffered channel.
+func toGoroutine(producers, msgs int) time.Duration {
+	ch := make(chan int, 1024)
+	done := make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		for range ch {
+		}
+	}()
+	split(producers, msgs, func(first, n int) {
+		for v := first; v < first+n; v++ {
+			ch <- v
+		}
+	}).Wait()
+	close(ch)
+	<-done
+	return time.Since(start)
+}
+
+// toActor tells msgs messages to an actor spawned with opts. The handler
+// counts on the actor's goroutine, with no shared write of its own, as the
+// goroutine's loop does.
+func toActor(producers, msgs int, opts ...crew.Option) time.Duration {
+	ctx := context.Background()
+	handled, done := 0, make(chan struct{})
+	start := time.Now()
+	ref := crew.Spawn(ctx, func(context.Context, int) error {
+		if handled++; handled == msgs {
+			close(done)
+		}
+		return nil
+	}, opts...)
+	split(producers, msgs, func(first, n int) {
+		for v := first; v < first+n; v++ {
+			if err := ref.Tell(ctx, v); err != nil {
+				panic(err)
+			}
+		}
+	}).Wait()
+	<-done
+	elapsed := time.Since(start)
+	ref.Stop()
+	<-ref.Done()
+	return elapsed
+}
+
+// toProtoActor tells msgs messages to a protoactor-go actor with its default
+// (unbounded) mailbox. protoactor-go's messages are interfaces: an int above
+// 255 costs an allocation on the way in, which is part of its cost.
+func toProtoActor(producers, msgs int) time.Duration {
+	system := actor.NewActorSystem(actor.WithLoggerFactory(func(*actor.ActorSystem) *slog.Logger {
+		return slog.New(slog.DiscardHandler)
+	}))
+	defer system.Shutdown()
+	handled, done := 0, make(chan struct{})
+	start := time.Now()
+	pid := system.Root.Spawn(actor.PropsFromFunc(func(c actor.Context) {
+		if _, ok := c.Message().(int); ok {
+			if handled++; handled == msgs {
+				close(done)
+			}
+		}
+	}))
+	split(producers, msgs, func(first, n int) {
+		for v := first; v < first+n; v++ {
+			system.Root.Send(pid, v)
+		}
+	}).Wait()
+	<-done
+	elapsed := time.Since(start)
+	if err := system.Root.StopFuture(pid).Wait(); err != nil {
+		panic(err)
+	}
+	return elapsed
+}
