@@ -1,7 +1,8 @@
 // Command bench compares crew's worker pool with errgroup, conc, ants, pond
 // and hand-written pools, crew's batches on one shared pool with an
-// errgroup per request and with pond's groups on one pool, and crew's
-// mailboxes with a buffered channel. It prints a markdown report on
+// errgroup per request and with pond's groups on one pool, crew's
+// mailboxes with a buffered channel, and crew's actor with a goroutine fed
+// by a buffered channel and with protoactor-go's actor. It prints a markdown report on
 // standard output and writes it, with PNG charts, to a directory: bench/out/
 // by default, which git ignores, so that a run leaves the checkout clean. It
 // says on standard error where it wrote them.
