@@ -126,7 +126,7 @@
 //	Fail          reject the new message with ErrMailboxFull: the caller decides
 //	DropNewest    discard the new message, Enqueue returns ErrDropped: older data matters more
 //	DropOldest    evict the oldest to the drop hook, accept the new: the latest data supersedes
-//	Backpressure  block the sender until room, ctx done or Close; senders let in in arrival order, a batch at a time
+//	Backpressure  block the sender until room, ctx done or Close; senders served in arrival order
 //
 // # Pools
 //

@@ -102,7 +102,3 @@ func RefLoad[T any](r *Ref[T]) int64 {
 	s := newSlot(r)
 	return int64(s.score())
 }
-
-// SetAdmitBatch sets how much room lets b's blocked senders in, so that
-// tests can watch batches on a small mailbox.
-func SetAdmitBatch[T any](b *Bounded[T], n int) { b.batch = uint64(n) }

@@ -19,23 +19,15 @@ import (
 //     Enqueue returns nil.
 //   - Backpressure: Enqueue blocks until room opens, ctx is done (it returns
 //     ctx.Err()) or Close (ErrMailboxClosed). Blocked senders are served
-//     strictly in arrival order, and a newcomer queues behind them. They
-//     are let in in batches, not one per freed slot: once a Dequeue leaves
-//     an eighth of the capacity free (at least 1 slot, at most 256) or the
-//     mailbox empty, as many as fit are moved in, oldest first. A sender
-//     whose ctx ends while its message would fit is let in, not refused, so
-//     ctx.Err() means the mailbox was full. One consequence: a consumer
-//     that stops taking messages (a handler that waits for a blocked
-//     sender) may leave a sender blocked beside less than a batch of room.
+//     strictly in arrival order: the room a Dequeue frees goes to the oldest
+//     waiter, and a newcomer queues behind the waiters.
 //
 // Like Unbounded, a Bounded has separate producer and consumer locks that
 // meet only through atomic positions, so producers and consumers do not
-// contend with each other (a DropOldest eviction takes both). Enqueue and
-// Dequeue are O(1): one uncontended mutex and one atomic store each, with no
-// allocation, also when a sender blocks (waiters are recycled). A Dequeue
-// that lets blocked senders in also takes the producers' lock to hand their
-// messages over, and wakes them: batches keep a steady stream of senders
-// from being parked and woken for every message.
+// contend with each other (a DropOldest eviction takes both). Enqueue and Dequeue are O(1): one uncontended
+// mutex and one atomic store each, with no allocation, also when a sender
+// blocks (waiters are recycled). A Dequeue that frees room for a blocked
+// sender also takes the producers' lock to hand it over.
 //
 // A Bounded is safe for concurrent use. The zero value is not usable: create
 // one with NewBounded.
@@ -43,7 +35,6 @@ type Bounded[T any] struct {
 	// Set by NewBounded (buf is dropped by Close, with both locks held).
 	buf      []T
 	capacity uint64
-	batch    uint64 // how much room lets blocked senders in (Backpressure)
 	overflow Overflow
 	waiters  *freeList[waiter[T]] // shared by all Bounded[T]
 	hook     atomic.Pointer[func(T, error)]
@@ -94,7 +85,6 @@ func NewBounded[T any](capacity int, overflow Overflow) *Bounded[T] {
 	return &Bounded[T]{
 		buf:      make([]T, capacity),
 		capacity: uint64(capacity),
-		batch:    uint64(min(max(capacity/8, 1), 256)),
 		overflow: overflow,
 		waiters:  shared[freeList[waiter[T]]](),
 	}
@@ -231,14 +221,9 @@ func (b *Bounded[T]) wait(ctx context.Context, msg T) error {
 
 // withdraw takes w out of the waiter list after its context ended, and
 // returns what Enqueue should: ctx.Err(), unless w was admitted or the
-// mailbox closed first. It first lets in every waiter that fits, w
-// included if it does: a waiter may be blocked beside less than a batch of
-// room, and refusing it then would report a full mailbox that was not.
+// mailbox closed first.
 func (b *Bounded[T]) withdraw(ctx context.Context, w *waiter[T]) error {
 	b.tailMu.Lock()
-	if w.queued {
-		b.admit()
-	}
 	if w.queued {
 		b.unlink(w) // still waiting: the caller keeps msg
 		b.tailMu.Unlock()
@@ -252,8 +237,7 @@ func (b *Bounded[T]) withdraw(ctx context.Context, w *waiter[T]) error {
 }
 
 // admit moves blocked senders' messages into the ring, oldest first, while
-// there is room, whatever its size: Dequeue decides when a batch is worth
-// it. tailMu is held.
+// there is room. tailMu is held.
 func (b *Bounded[T]) admit() {
 	for w := b.waiting.first; w != nil && b.room(); w = b.waiting.first {
 		b.unlink(w)
@@ -269,9 +253,8 @@ func (b *Bounded[T]) unlink(w *waiter[T]) {
 }
 
 // Dequeue removes and returns the oldest message, or ok == false when the
-// mailbox is empty or closed. If Backpressure senders are blocked and this
-// leaves a batch of room (see Bounded) or the mailbox empty, it moves as
-// many as fit in, oldest first, and their Enqueues return nil.
+// mailbox is empty or closed. If a Backpressure sender is blocked, the room
+// it frees goes to the oldest one, which then returns nil.
 func (b *Bounded[T]) Dequeue() (msg T, ok bool) {
 	b.headMu.Lock()
 	h := b.head.Load()
@@ -286,21 +269,13 @@ func (b *Bounded[T]) Dequeue() (msg T, ok bool) {
 	msg = b.take()
 	b.head.Store(h + 1)
 	b.headMu.Unlock()
-	// A blocked sender counts itself in nwait before it looks for room (see
-	// wait), and this store of head came before the load of nwait: either
-	// it finds the room or this sees it. Below a batch of room the next
-	// Dequeue will look again; the one that empties the mailbox always
-	// lets them in, so none waits on an empty mailbox.
-	if b.nwait.Load() > 0 && b.tail.Load()-(h+1) <= b.capacity-b.batch {
+	if b.nwait.Load() > 0 {
 		b.tailMu.Lock()
 		b.admit()
 		b.tailMu.Unlock()
 	}
 	return msg, true
 }
-
-// counters gives a Ref the positions Len subtracts (see counted).
-func (b *Bounded[T]) counters() (in, out *atomic.Uint64) { return &b.tail, &b.head }
 
 // Len reports the number of queued messages, not counting blocked senders:
 // the exact count at one instant during the call (see countBetween), never

@@ -141,58 +141,6 @@ func TestBackpressureServesBlockedSendersInArrivalOrder(t *testing.T) {
 	assert.Equal(t, 0, b.Len())
 }
 
-func TestBackpressureLetsBlockedSendersInABatchAtATime(t *testing.T) {
-	ctx := context.Background()
-	b := crew.NewBounded[int](16, crew.Backpressure) // a batch is 2 slots
-	for v := range 16 {
-		require.NoError(t, b.Enqueue(ctx, v))
-	}
-	served := make(chan int, 3)
-	for v := 16; v < 19; v++ {
-		go func() {
-			if assert.NoError(t, b.Enqueue(ctx, v)) {
-				served <- v
-			}
-		}()
-		until(t, func() bool { return crew.BoundedWaiters(b) == v-15 })
-	}
-	v, ok := b.Dequeue()
-	require.True(t, ok)
-	require.Equal(t, 0, v)
-	assert.Equal(t, 3, crew.BoundedWaiters(b), "one free slot is less than a batch: nobody is woken")
-	assert.Equal(t, 15, b.Len())
-	v, ok = b.Dequeue()
-	require.True(t, ok)
-	require.Equal(t, 1, v)
-	assert.ElementsMatch(t, []int{16, 17}, []int{<-served, <-served},
-		"two free slots: the oldest waiters are let in, as many as fit")
-	assert.Equal(t, 1, crew.BoundedWaiters(b))
-	assert.Equal(t, 16, b.Len())
-	for want := 2; want < 19; want++ {
-		v, ok := b.Dequeue()
-		require.True(t, ok)
-		require.Equal(t, want, v, "arrival order is kept")
-	}
-	assert.Equal(t, 18, <-served, "the mailbox emptying lets the last one in")
-}
-
-func TestBackpressureSenderWhoseContextEndsBesideRoomIsLetIn(t *testing.T) {
-	b := crew.NewBounded[int](4, crew.Backpressure)
-	crew.SetAdmitBatch(b, 4) // only an empty mailbox lets senders in
-	for v := range 4 {
-		require.NoError(t, b.Enqueue(context.Background(), v))
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	result := make(chan error, 1)
-	go func() { result <- b.Enqueue(ctx, 4) }()
-	until(t, func() bool { return crew.BoundedWaiters(b) == 1 })
-	_, _ = b.Dequeue()
-	require.Equal(t, 1, crew.BoundedWaiters(b), "one free slot is less than a batch")
-	cancel()
-	require.NoError(t, <-result, "its message fits: ctx.Err() would report a full mailbox that was not")
-	assert.Equal(t, 4, b.Len())
-}
-
 func TestBackpressureNewcomerDoesNotOvertakeWaiters(t *testing.T) {
 	ctx := context.Background()
 	b := crew.NewBounded[int](1, crew.Backpressure)

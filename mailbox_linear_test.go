@@ -48,11 +48,6 @@ func linearKinds() []linearKind {
 		{"Bounded DropNewest", func() crew.Mailbox[int] { return crew.NewBounded[int](2, crew.DropNewest) }, 2, crew.DropNewest, "fifo"},
 		{"Bounded DropOldest", func() crew.Mailbox[int] { return crew.NewBounded[int](1, crew.DropOldest) }, 1, crew.DropOldest, "fifo"},
 		{"Bounded Backpressure", func() crew.Mailbox[int] { return crew.NewBounded[int](2, crew.Backpressure) }, 2, crew.Backpressure, "fifo"},
-		{"Bounded Backpressure, senders let in only when empty", func() crew.Mailbox[int] {
-			b := crew.NewBounded[int](2, crew.Backpressure)
-			crew.SetAdmitBatch(b, 2)
-			return b
-		}, 2, crew.Backpressure, "fifo"},
 		{"Chan", func() crew.Mailbox[int] { return crew.NewChan[int](2) }, 2, crew.Backpressure, "fifo"},
 		{"Fair", func() crew.Mailbox[int] { return crew.NewFair(func(v int) int { return v % 3 }) }, 0, 0, "fair"},
 		{"Priority", func() crew.Mailbox[int] { return crew.NewPriority(byValue) }, 0, 0, "priority"},
