@@ -90,11 +90,11 @@
 //	strategy         wins when                          cost per message        failure mode
 //	RoundRobin       jobs take the same time            1 atomic add            a slow job delays every job queued behind it
 //	Random           the same, with no shared counter   1 random draw           as RoundRobin, plus uneven queues by chance
-//	SmallestMailbox  job times vary; up to ~16 routees  1 atomic load per       O(n) loads (BenchmarkPick); wakes
+//	SmallestMailbox  job times vary; up to ~16 routees  3 atomic loads per      O(n) loads (BenchmarkPick); wakes
 //	                                                    routee, stops at the    an idle routee rather than
 //	                                                    first idle one          batching
 //	SmallestOfTwo    job times vary; many routees       2 random draws and      slightly less even than the full
-//	                                                    2 loads                 scan; O(1) whatever n
+//	                                                    6 loads                 scan; O(1) whatever n
 //	Broadcast        every routee must see the message  one Tell per routee     n times the work; not a strategy
 //	WithKey          jobs of one key (account, device,   a map lookup under a    per-key order; a key's jobs wait
 //	(pools, Spawn-   tenant) must run in order; keys     lock, per message and   for each other, so a hot key is

@@ -254,7 +254,8 @@ func (u *Unbounded[T]) releaseIfDrained() {
 	u.tailMu.Unlock()
 }
 
-// counters gives a Ref the positions Len subtracts (see counted).
+// counters gives a Ref the positions Len subtracts, for routers to read
+// without a call (see routeState).
 func (u *Unbounded[T]) counters() (in, out *atomic.Uint64) { return &u.tail, &u.head }
 
 // Len reports the number of queued messages: the exact count at one

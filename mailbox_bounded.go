@@ -269,6 +269,11 @@ func (b *Bounded[T]) Dequeue() (msg T, ok bool) {
 	msg = b.take()
 	b.head.Store(h + 1)
 	b.headMu.Unlock()
+	// The slot goes to a blocked sender now, not once a batch of slots is
+	// free (which would wake senders less often): a consumer may block
+	// before it frees the rest of a batch, as an actor does in its own Tell
+	// to an actor that tells it back, and the sender would then wait beside
+	// room for good.
 	if b.nwait.Load() > 0 {
 		b.tailMu.Lock()
 		b.admit()
@@ -276,6 +281,10 @@ func (b *Bounded[T]) Dequeue() (msg T, ok bool) {
 	}
 	return msg, true
 }
+
+// counters gives a Ref the positions Len subtracts, for routers to read
+// without a call (see routeState).
+func (b *Bounded[T]) counters() (in, out *atomic.Uint64) { return &b.tail, &b.head }
 
 // Len reports the number of queued messages, not counting blocked senders:
 // the exact count at one instant during the call (see countBetween), never

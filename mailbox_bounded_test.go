@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -139,6 +140,46 @@ func TestBackpressureServesBlockedSendersInArrivalOrder(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 0, b.Len())
+}
+
+// Two actors that tell each other through Backpressure mailboxes keep
+// going while a slot is free anywhere: a blocked sender takes the slot a
+// Dequeue frees at once, even if the consumer then blocks too (here, in
+// its own Tell to the other actor). 33 messages circulate among 32 slots
+// and 2 handlers. Senders let in only a batch of room at a time deadlock
+// here.
+func TestActorsTellingEachOtherThroughBackpressureMailboxesKeepGoing(t *testing.T) {
+	ctx := context.Background()
+	const messages, hops = 33, 2000
+	var left atomic.Int64
+	left.Store(messages)
+	done := make(chan struct{})
+	var a, b *crew.Ref[int]
+	pass := func(other **crew.Ref[int]) func(context.Context, int) error {
+		return func(_ context.Context, n int) error {
+			if n == 0 {
+				if left.Add(-1) == 0 {
+					close(done)
+				}
+				return nil
+			}
+			return (*other).Tell(ctx, n-1)
+		}
+	}
+	bounded := crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](16, crew.Backpressure) })
+	a = crew.Spawn(ctx, pass(&b), bounded)
+	b = crew.Spawn(ctx, pass(&a), bounded)
+	t.Cleanup(func() { a.Stop(); b.Stop(); <-a.Done(); <-b.Done() })
+	go func() {
+		for i := range messages {
+			_ = []*crew.Ref[int]{a, b}[i%2].Tell(ctx, hops)
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(time.Minute): // a deadlock; the test fails rather than hangs
+		t.Fatalf("stuck: Len %d and %d, blocked senders %d and %d", a.Len(), b.Len(), crew.BoundedWaitersOf(a), crew.BoundedWaitersOf(b))
+	}
 }
 
 func TestBackpressureNewcomerDoesNotOvertakeWaiters(t *testing.T) {

@@ -27,7 +27,7 @@ var ErrStopped = errors.New("crew: actor stopped")
 // pokes without blocking, as do Stop and the end of its context: a message
 // costs no goroutine and no allocation beyond what the mailbox does.
 type Ref[T any] struct {
-	routeState // what a router reads: load, busy, stopped, full
+	routeState // what a router reads: busy, stopped, the depth, full
 
 	dead atomic.Int64
 
@@ -63,36 +63,32 @@ type routeState struct {
 	busy    atomic.Bool // handling a message, or about to take one
 	stopped atomic.Bool // stopping, draining or stopped: takes no more messages
 
-	// The mailbox's depth: its two counters if it keeps them (see counted),
-	// else its Len. Set by spawn.
+	// The mailbox's depth: the two counters of an Unbounded, Segmented or
+	// Bounded, else its Len. Set by spawn.
 	in, out *atomic.Uint64
 	length  func() int
 
 	full func() bool // the mailbox's Full, if it is bounded; set by spawn
 }
 
-// score is the actor's queued messages, plus 1 while it is busy. Read
-// without a lock and at one instant, it may overstate by the messages that
-// went in and out while it read, never understate.
+// score is the actor's queued messages, plus 1 while it is busy, or
+// unknownScore if its mailbox's Len is negative. Read from the counters
+// without a lock, the depth may overstate by the messages that went in and
+// out while it was read, and reads capacity-1 for a moment while a
+// DropOldest Enqueue replaces a message; it never reads a queued message
+// as gone.
 func (rs *routeState) score() int {
 	var n int
 	if rs.out != nil {
 		out := rs.out.Load() // out before in: in - out is then never too low
 		n = int(rs.in.Load() - out)
-	} else {
-		n = max(rs.length(), 0)
+	} else if n = rs.length(); n < 0 {
+		return unknownScore
 	}
 	if rs.busy.Load() {
 		n++
 	}
 	return n
-}
-
-// A counted mailbox's depth is the difference of two counters that only
-// grow, messages in and messages out, which strategies read directly: two
-// loads and no call per routee.
-type counted interface {
-	counters() (in, out *atomic.Uint64)
 }
 
 // Spawn starts an actor that calls handle for each message told to it, one
@@ -148,9 +144,14 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 	default:
 		panic(fmt.Sprintf("crew: WithMailbox: a %T does not make mailboxes for %T messages", f, *new(T)))
 	}
-	if c, ok := r.mb.(counted); ok {
-		r.in, r.out = c.counters()
-	} else {
+	switch mb := r.mb.(type) {
+	case *Unbounded[T]: // the concrete types: a mailbox of the user's that embeds one has a Len of its own
+		r.in, r.out = mb.counters()
+	case *Segmented[T]:
+		r.in, r.out = mb.counters()
+	case *Bounded[T]:
+		r.in, r.out = mb.counters()
+	default:
 		r.length = r.mb.Len
 	}
 	if f, ok := r.mb.(interface{ Full() bool }); ok {

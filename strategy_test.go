@@ -391,9 +391,72 @@ func TestAnActorNeverScoresZeroWhileAMessageIsUnfinished(t *testing.T) {
 					if done == told || i%4 != 0 { // every 4th message is watched to its end
 						break
 					}
+					runtime.Gosched() // with GOMAXPROCS 1 the actor needs the processor
 				}
 			}
 			assert.Zero(t, breaches, "the actor scored 0 with a message told and unfinished")
 		})
+	}
+}
+
+// ownLen is a mailbox of the user's that embeds an Unbounded for its
+// methods but keeps its own queue, with its own Len.
+type ownLen struct {
+	*crew.Unbounded[int]
+	mu   sync.Mutex
+	side []int
+}
+
+func (m *ownLen) Enqueue(_ context.Context, v int) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.side = append(m.side, v)
+	return nil
+}
+
+func (m *ownLen) Dequeue() (int, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.side) == 0 {
+		return 0, false
+	}
+	v := m.side[0]
+	m.side = m.side[1:]
+	return v, true
+}
+
+func (m *ownLen) Len() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.side)
+}
+
+func TestAMailboxThatEmbedsAnUnboundedIsScoredByItsOwnLen(t *testing.T) {
+	release := gateFor(t)
+	ref := crew.Spawn(context.Background(), func(context.Context, int) error { <-release; return nil },
+		crew.WithMailbox(func() crew.Mailbox[int] { return &ownLen{Unbounded: crew.NewUnbounded[int]()} }))
+	defer func() { close(release); ref.Stop(); <-ref.Done() }()
+	for i := range 5 {
+		require.NoError(t, ref.Tell(context.Background(), i))
+	}
+	until(t, func() bool { return ref.Busy() && ref.Len() == 4 })
+	assert.EqualValues(t, 5, crew.RefLoad(ref), "4 queued in its own queue, plus 1 in hand")
+}
+
+// unknownLen is a mailbox whose depth is unknown: its Len is -1.
+type unknownLen struct{ crew.Mailbox[int] }
+
+func (unknownLen) Len() int { return -1 }
+
+func TestAnActorWhoseMailboxDepthIsUnknownRanksLast(t *testing.T) {
+	ref := crew.Spawn(context.Background(), func(context.Context, int) error { return nil },
+		crew.WithMailbox(func() crew.Mailbox[int] { return unknownLen{crew.NewUnbounded[int]()} }))
+	defer func() { ref.Stop(); <-ref.Done() }()
+	idle := crew.Spawn(context.Background(), func(context.Context, int) error { return nil })
+	defer func() { idle.Stop(); <-idle.Done() }()
+	assert.Greater(t, crew.RefLoad(ref), int64(1<<40), "unknown, not 0")
+	p := crew.NewPicker(crew.SmallestMailbox(), ref, idle)
+	for range 4 {
+		assert.Equal(t, 1, p.Pick(), "the actor of known depth wins")
 	}
 }
