@@ -1,0 +1,3 @@
+package natsqueue_test
+
+const workerEnv = "NATSQUEUE_TEST_WORKER"
