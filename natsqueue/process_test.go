@@ -74,7 +74,7 @@ type worker struct {
 
 // startWorker starts a worker process whose jobs take delay, sending its
 // events to events; it is killed, if still running, at t's cleanup.
-func startWorker(t *testing.T, url, name string, delay time.Duration, events chan<- event) *worker {
+func startWorker(t testing.TB, url, name string, delay time.Duration, events chan<- event) *worker {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
 	cmd.Env = append(os.Environ(), workerEnv+"="+url, delayEnv+"="+delay.String())
@@ -109,7 +109,7 @@ func startWorker(t *testing.T, url, name string, delay time.Duration, events cha
 }
 
 // stop ends the worker gracefully and waits until it has exited.
-func (w *worker) stop(t *testing.T) {
+func (w *worker) stop(t testing.TB) {
 	t.Helper()
 	require.NoError(t, w.cmd.Process.Signal(syscall.SIGTERM))
 	w.read.Wait()
@@ -117,7 +117,7 @@ func (w *worker) stop(t *testing.T) {
 }
 
 // kill SIGKILLs the worker and waits until it has died.
-func (w *worker) kill(t *testing.T) {
+func (w *worker) kill(t testing.TB) {
 	t.Helper()
 	require.NoError(t, w.cmd.Process.Kill())
 	w.read.Wait()
@@ -125,7 +125,7 @@ func (w *worker) kill(t *testing.T) {
 }
 
 // await reads events until until returns true for one.
-func await(t *testing.T, events <-chan event, until func(event) bool, record func(event)) {
+func await(t testing.TB, events <-chan event, until func(event) bool, record func(event)) {
 	t.Helper()
 	deadline := time.After(testTimeout)
 	for {
@@ -244,7 +244,7 @@ func TestAKilledProcessLosesNothing(t *testing.T) {
 }
 
 // openOn opens the test queue on s.
-func openOn(t *testing.T, s interface{ ClientURL() string }) (jetstream.JetStream, *natsqueue.Queue[int]) {
+func openOn(t testing.TB, s interface{ ClientURL() string }) (jetstream.JetStream, *natsqueue.Queue[int]) {
 	t.Helper()
 	nc, err := nats.Connect(s.ClientURL())
 	require.NoError(t, err)

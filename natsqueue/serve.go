@@ -84,7 +84,7 @@ func Serve[T any](ctx context.Context, q *Queue[T], workers int, handle func(con
 		crew.WithName("natsqueue-"+q.name),
 		crew.WithParent(context.WithoutCancel(ctx)),
 		crew.WithQueueSize(prefetch/workers+2))
-	err := r.pull(ctx, pool, capacity)
+	err := r.pull(ctx, pool, capacity, max(1, min(prefetch, capacity/2)))
 	if werr := pool.Wait(); err == nil {
 		err = werr
 	}
@@ -95,17 +95,23 @@ func Serve[T any](ctx context.Context, q *Queue[T], workers int, handle func(con
 }
 
 // pull fetches jobs into pool while there is room, until ctx ends (nil) or
-// the consumer can no longer be read (an error).
-func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[jetstream.Msg], capacity int) error {
+// the consumer can no longer be read (an error). It fetches for room for low
+// jobs at least: fetching as soon as one job ends would fetch one job per
+// round trip, while low, no more than the prefetch, keeps the workers busy
+// with the prefetched jobs during the round trip.
+func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[jetstream.Msg], capacity, low int) error {
 	pause := 0
 	for {
-		// Wait for room, then take all there is.
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-r.room:
+		n := 0
+		for n < low {
+			select {
+			case <-ctx.Done():
+				r.putBack(n)
+				return nil
+			case <-r.room:
+				n++
+			}
 		}
-		n := 1
 	more:
 		for n < capacity {
 			select {
@@ -118,35 +124,48 @@ func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[jetstream.Msg], ca
 		got := 0
 		batch, err := r.q.cons.Fetch(n, jetstream.FetchMaxWait(fetchMaxWait))
 		if err == nil {
+			// Jobs are submitted as they arrive; the batch ends when n
+			// have, or at fetchMaxWait. Submit never blocks: the pool
+			// holds more jobs than Serve takes room for.
 			for m := range batch.Messages() {
 				got++
-				if serr := pool.Submit(context.Background(), m); serr != nil {
-					// Only after Wait, which runs after pull returns.
-					_ = m.Nak()
-					r.room <- struct{}{}
-				}
+				_ = pool.Submit(context.Background(), m) // never fails before Wait
 			}
 			err = batch.Error()
 		}
-		for range n - got {
-			r.room <- struct{}{}
-		}
+		r.putBack(n - got)
 		if err == nil || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
 			pause = 0
 			continue
 		}
-		if fatal(err) {
-			return fmt.Errorf("natsqueue: Serve %q: %w", r.q.name, err)
+		if err := r.failed(ctx, err, &pause); err != nil || ctx.Err() != nil {
+			return err
 		}
-		// Disconnected, or the server is restarting: try again shortly.
-		pause = min(max(2*pause, 50), 1000)
-		t := time.NewTimer(time.Duration(pause) * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil
-		case <-t.C:
-		}
+	}
+}
+
+// failed handles a fetch's error: it returns the error to end Serve with
+// if the consumer can no longer be read; otherwise (disconnected, or the
+// server is restarting) it waits a little longer each time, or until ctx
+// ends, and returns nil.
+func (r *runner[T]) failed(ctx context.Context, err error, pause *int) error {
+	if fatal(err) {
+		return fmt.Errorf("natsqueue: Serve %q: %w", r.q.name, err)
+	}
+	*pause = min(max(2**pause, 50), 1000)
+	t := time.NewTimer(time.Duration(*pause) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return nil
+}
+
+// putBack returns n unused tokens to room.
+func (r *runner[T]) putBack(n int) {
+	for range n {
+		r.room <- struct{}{}
 	}
 }
 
