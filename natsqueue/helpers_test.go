@@ -31,13 +31,9 @@ func TestMain(m *testing.M) {
 		os.Exit(m.Run())
 	}
 	goleak.VerifyTestMain(m,
-		// A depth refresh may still be running its (bounded) query when a
-		// test ends.
+		// A depth refresh may still be running its query when a
+		// test ends; it ends with the query (at most 5 s).
 		goleak.IgnoreAnyFunction("github.com/crewlib/crew/natsqueue.(*depths).refresh"),
-		// nats-server's and nats.go's timers and flushers that outlive
-		// Shutdown and Close by a moment.
-		goleak.IgnoreAnyFunction("github.com/nats-io/nats-server/v2/server.(*Server).startGoRoutine.func1"),
-		goleak.IgnoreAnyFunction("github.com/nats-io/nats.go.(*Conn).flusher"),
 	)
 }
 

@@ -139,11 +139,12 @@ func (q *Queue[T]) Name() string { return q.name }
 
 // Tell adds msg to the queue and returns once the server has stored it.
 // A publish whose acknowledgement does not come (a timeout, a lost
-// connection, a restarting server) is retried with the same message ID
-// until ctx ends, so the server stores msg once as long as the retries
-// fall within the stream's duplicate window. It returns ctx.Err() if ctx
-// ends first, an error wrapping the codec's if msg cannot be encoded, or
-// the server's refusal (such as a deleted stream), wrapped.
+// connection, a restarting server, no stream answering) is retried with
+// the same message ID until ctx ends, so the server stores msg once as
+// long as the retries fall within the stream's duplicate window: give ctx
+// a deadline. It returns ctx.Err() if ctx ends first, an error wrapping
+// the codec's if msg cannot be encoded, or, wrapped, the server's refusal
+// (a JetStream API error) or nats.ErrConnectionClosed.
 func (q *Queue[T]) Tell(ctx context.Context, msg T) error {
 	data, err := q.codec.Marshal(msg)
 	if err != nil {
