@@ -44,8 +44,10 @@ type Queue[T any] struct {
 // once. The stream, also called name, is a work-queue stream on file
 // storage that takes the subject "natsqueue.<name>", with the server's
 // duplicate window (2 minutes by default) for Tell's retries. Its consumer
-// is a durable pull consumer called "natsqueue" with explicit acks and the
-// AckWait of WithAckWait.
+// is a durable pull consumer called "natsqueue" with explicit acks, the
+// AckWait of WithAckWait, no delivery limit of the server's (Serve
+// enforces WithMaxDeliveries) and the server's default MaxAckPending
+// (1,000 jobs taken at once across all processes).
 //
 // Options: WithAckWait, WithCodec and WithDepthTTL; the others panic. If a
 // stream or consumer of these names exists with a configuration the queue

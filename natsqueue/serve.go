@@ -43,7 +43,8 @@ const (
 // handle receives a context with ctx's values that is not canceled when ctx
 // ends: once ctx ends, Serve stops pulling, lets the jobs it holds run to
 // completion, acknowledges them, waits for the server to have received the
-// acknowledgements, and returns nil. A lost connection or a restarting
+// acknowledgements, and returns nil: within fetchMaxWait (half a second)
+// plus the time its held jobs take. A lost connection or a restarting
 // server does not end Serve: it pulls again once nats.go has reconnected.
 // Serve returns an error only when it cannot go on (the connection was
 // closed, the consumer deleted), after the jobs it held have ended.
