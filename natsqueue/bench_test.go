@@ -1,0 +1,154 @@
+package natsqueue_test
+
+import (
+	"context"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/crewlib/crew"
+	"github.com/crewlib/crew/natsqueue"
+	"github.com/crewlib/crew/natsqueue/natstest"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/require"
+)
+
+// benchWorkers is Serve's worker count in BenchmarkServe; Serve's default
+// fetch is then 2×benchWorkers (a job per worker plus the prefetch), the
+// fetch size of the plain loop it is compared with.
+const benchWorkers = 8
+
+// fill publishes n jobs asynchronously and waits until all are stored.
+func fill(b *testing.B, js jetstream.JetStream, subject string, n int) {
+	b.Helper()
+	for i := range n {
+		_, err := js.PublishAsync(subject, []byte(strconv.Itoa(i)))
+		require.NoError(b, err)
+	}
+	select {
+	case <-js.PublishAsyncComplete():
+	case <-time.After(testTimeout):
+		b.Fatal("async publishes not acknowledged")
+	}
+}
+
+// BenchmarkServe compares Serve's throughput, with no-op handlers, with a
+// plain nats.go loop that fetches as many jobs at a time and acks each: the
+// jobs are in the stream before the timer starts; it stops when the last
+// job has run.
+func BenchmarkServe(b *testing.B) {
+	s := natstest.Server(b)
+	js := connect(b, s)
+	seq := 0
+	next := func(b *testing.B) *natsqueue.Queue[int] {
+		seq++
+		q, err := natsqueue.Open[int](context.Background(), js, "bench"+strconv.Itoa(seq))
+		require.NoError(b, err)
+		fill(b, js, natsqueue.Subject(q), b.N)
+		return q
+	}
+	b.Run("natsqueue.Serve", func(b *testing.B) {
+		q := next(b)
+		var n atomic.Int64
+		all := make(chan struct{})
+		c, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		b.ResetTimer()
+		go func() {
+			done <- natsqueue.Serve(c, q, benchWorkers, func(context.Context, int) error {
+				if n.Add(1) == int64(b.N) {
+					close(all)
+				}
+				return nil
+			})
+		}()
+		<-all
+		b.StopTimer()
+		cancel()
+		require.NoError(b, <-done)
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+	})
+	b.Run("plain pull loop", func(b *testing.B) {
+		q := next(b)
+		cons, err := js.Consumer(context.Background(), q.Name(), "natsqueue")
+		require.NoError(b, err)
+		b.ResetTimer()
+		for got := 0; got < b.N; {
+			batch, err := cons.Fetch(2*benchWorkers, jetstream.FetchMaxWait(time.Second))
+			require.NoError(b, err)
+			for m := range batch.Messages() {
+				var job int
+				if err := (natsqueue.JSON{}).Unmarshal(m.Data(), &job); err != nil {
+					b.Fatal(err)
+				}
+				_ = m.Ack()
+				if got++; got == b.N {
+					break // as Serve's timing ends with the last job, not its batch
+				}
+			}
+		}
+		b.StopTimer()
+		require.NoError(b, js.Conn().Flush())
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+	})
+}
+
+// BenchmarkBalance runs 1000 jobs on two worker processes (2 workers each)
+// whose jobs take 1 ms and 10 ms, and reports the fast one's share of the
+// jobs: 10/11 = 0.909 would be in proportion to their speeds.
+func BenchmarkBalance(b *testing.B) {
+	const jobs = 1000
+	for range b.N {
+		s := natstest.Server(b)
+		events := make(chan event, 2*jobs+100)
+		l := newLedger()
+		ready := 0
+		fast := startWorker(b, s.ClientURL(), "fast", time.Millisecond, events)
+		slow := startWorker(b, s.ClientURL(), "slow", 10*time.Millisecond, events)
+		await(b, events, func(e event) bool {
+			if e.what == "ready" {
+				ready++
+			}
+			return ready == 2
+		}, l.record)
+		_, q := openOn(b, s)
+		tellers, tctx := crew.WithContext(context.Background(), 16)
+		for i := range jobs {
+			require.NoError(b, tellers.Submit(tctx, func(ctx context.Context) error { return q.Tell(ctx, i) }))
+		}
+		require.NoError(b, tellers.Wait())
+		await(b, events, func(event) bool { return len(l.done) == jobs }, l.record)
+		fast.stop(b)
+		slow.stop(b)
+		b.ReportMetric(float64(l.per["fast"])/jobs, "fast-share")
+	}
+}
+
+// BenchmarkLen reads a queue's depth, the cost of a routing decision among
+// queues, beside the depth of a crew actor's mailbox.
+func BenchmarkLen(b *testing.B) {
+	_, _, q := open(b)
+	b.Run("Queue.Len", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			q.Len()
+		}
+	})
+	b.Run("Queue.Len parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				q.Len()
+			}
+		})
+	})
+	b.Run("crew Ref.Len", func(b *testing.B) {
+		r := crew.Spawn(context.Background(), func(context.Context, int) error { return nil })
+		defer func() { r.Stop(); <-r.Done() }()
+		b.ReportAllocs()
+		for b.Loop() {
+			r.Len()
+		}
+	})
+}

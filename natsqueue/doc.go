@@ -1,0 +1,48 @@
+// Package natsqueue is a durable work queue on NATS JetStream whose jobs
+// are run by crew pools in as many processes as you start.
+//
+// Open creates (or binds to) a queue: a work-queue stream and one durable
+// pull consumer shared by every process. Tell adds a job and returns once
+// the server has stored it. Serve runs jobs with a crew.Pool until its
+// context ends:
+//
+//	q, err := natsqueue.Open[Resize](ctx, js, "thumbnails")
+//	...
+//	err = q.Tell(ctx, Resize{ID: 42})        // any process
+//	...
+//	err = natsqueue.Serve(ctx, q, 8, resize)   // any number of processes
+//
+// # Guarantees
+//
+// Every job told is run at least once, and exactly once per successful
+// handler run while no process dies and no acknowledgement is lost. A job
+// is acknowledged after its handler returns nil. An error or a panic is
+// retried after a backoff; Permanent(err), an undecodable message, or a
+// failure on the last allowed delivery ends the job as a dead letter. A
+// process that dies holds its jobs for AckWait, after which they run
+// elsewhere; a long job is kept from redelivery while it runs. On the end
+// of its context, Serve stops pulling and runs and acknowledges the jobs
+// it took before it returns. Tell retries a publish whose acknowledgement
+// was lost with the same message ID, so the server stores the job once.
+//
+// # Defaults
+//
+// Options go to Open (WithAckWait, WithCodec, WithDepthTTL) or to Serve
+// (WithBackoff, WithMaxDeliveries, WithDeadLetters, WithPrefetch); one given
+// to the other panics. AckWait is 30 s, a job is delivered at most 5 times,
+// the backoff is 100 ms doubled per failed delivery up to 10 s, the codec
+// is JSON, the depth TTL 100 ms, Serve holds one job per worker beyond
+// those running, and dead letters are logged with slog.
+//
+// # Depths
+//
+// Len and Busy make a *Queue a crew.Routee (and Tell a crew.Teller), so
+// crew.NewPicker(crew.SmallestOfTwo(), queues...) routes among queues by
+// depth. The depths are approximate, unlike a crew mailbox's exact Len:
+// they are the server's counts, read at most once per depth TTL in a
+// short-lived goroutine that no reader waits for, and refreshed from the
+// pending count each delivered message carries. A read costs a few tens of
+// nanoseconds and no allocation.
+//
+// The package natstest starts an embedded server for tests.
+package natsqueue

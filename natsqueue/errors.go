@@ -1,0 +1,41 @@
+package natsqueue
+
+import (
+	"errors"
+)
+
+var (
+	// ErrIncompatible is returned by Open when a stream or consumer of the
+	// queue's name exists with a configuration the queue cannot use; Open
+	// leaves it as it was.
+	ErrIncompatible = errors.New("natsqueue: incompatible stream or consumer")
+	// ErrUndecodable is the reason of the dead letter of a message the
+	// codec cannot decode; it wraps the codec's error.
+	ErrUndecodable = errors.New("natsqueue: undecodable message")
+	// ErrTooManyDeliveries is the reason of the dead letter of a job that
+	// failed on its last allowed delivery, or was delivered more times than
+	// allowed; it wraps the last error when there is one.
+	ErrTooManyDeliveries = errors.New("natsqueue: too many deliveries")
+)
+
+// Permanent marks err as a failure that retrying cannot fix: Serve ends the
+// job as a dead letter, with the returned error as its reason, instead of
+// retrying it. The result wraps err (errors.Is and errors.As see it);
+// Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err}
+}
+
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return "permanent: " + e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// isPermanent reports whether err is, or wraps, an error made by Permanent.
+func isPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
+}

@@ -1,0 +1,23 @@
+package natsqueue
+
+import (
+	"context"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// PublishFunc is the signature of JetStream's Publish.
+type PublishFunc = func(ctx context.Context, subject string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
+
+// WrapPublish replaces the publish of q's Tell with wrap(the current one).
+func WrapPublish[T any](q *Queue[T], wrap func(PublishFunc) PublishFunc) {
+	q.publish = wrap(q.publish)
+}
+
+// WrapDepthQuery replaces the query of q's depth refreshes with wrap(it).
+func WrapDepthQuery[T any](q *Queue[T], wrap func(func(context.Context) (*jetstream.ConsumerInfo, error)) func(context.Context) (*jetstream.ConsumerInfo, error)) {
+	q.depth.query = wrap(q.depth.query)
+}
+
+// Subject returns the subject q's jobs are published on.
+func Subject[T any](q *Queue[T]) string { return q.subject }

@@ -1,0 +1,200 @@
+package natsqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+)
+
+// consumerName is the durable pull consumer every process of a queue shares.
+const consumerName = "natsqueue"
+
+// publishAttemptTimeout bounds one publish of Tell before it is retried.
+const publishAttemptTimeout = 2 * time.Second
+
+// A Queue is a durable work queue of T jobs: a JetStream work-queue stream
+// and the one durable pull consumer that every process serving it shares.
+// Tell adds jobs; Serve runs them. A Queue is safe for concurrent use.
+//
+// Len and Busy make a Queue a crew.Routee, and Tell a crew.Teller, so that
+// crew.NewPicker can choose among queues (regions, tenants) by depth. Unlike
+// a crew mailbox's, a Queue's depths are approximate: they are the server's
+// counts as last read, at most the depth TTL old (see WithDepthTTL), or the
+// pending count the last delivered message carried.
+type Queue[T any] struct {
+	name    string
+	subject string
+	cons    jetstream.Consumer
+	conn    *nats.Conn
+	codec   Codec
+	ackWait time.Duration
+	depth   *depths
+	// publish is js.Publish; tests wrap it to lose acknowledgements.
+	publish func(ctx context.Context, subject string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
+}
+
+// Open returns the queue called name, creating its stream and consumer if
+// they do not exist; any number of processes may open the same queue at
+// once. The stream, also called name, is a work-queue stream on file
+// storage that takes the subject "natsqueue.<name>", with the server's
+// duplicate window (2 minutes by default) for Tell's retries. Its consumer
+// is a durable pull consumer called "natsqueue" with explicit acks, the
+// AckWait of WithAckWait, no delivery limit of the server's (Serve
+// enforces WithMaxDeliveries) and the server's default MaxAckPending
+// (1,000 jobs taken at once across all processes).
+//
+// Options: WithAckWait, WithCodec and WithDepthTTL; the others panic. If a
+// stream or consumer of these names exists with a configuration the queue
+// cannot use (another retention, no such subject, another AckWait), Open
+// returns an error wrapping ErrIncompatible and changes nothing. Other
+// errors are the server's or the connection's, wrapped.
+func Open[T any](ctx context.Context, js jetstream.JetStream, name string, opts ...Option) (*Queue[T], error) {
+	if js == nil {
+		panic("natsqueue: Open: nil JetStream")
+	}
+	o := collect("Open", openOpts, opts)
+	subject := "natsqueue." + name
+	stream, err := openStream(ctx, js, name, subject)
+	if err != nil {
+		return nil, fmt.Errorf("natsqueue: Open %q: %w", name, err)
+	}
+	cons, err := openConsumer(ctx, stream, subject, o.ackWait)
+	if err != nil {
+		return nil, fmt.Errorf("natsqueue: Open %q: %w", name, err)
+	}
+	q := &Queue[T]{
+		name:    name,
+		subject: subject,
+		cons:    cons,
+		conn:    js.Conn(),
+		codec:   o.codec,
+		ackWait: o.ackWait,
+		depth:   newDepths(o.depthTTL, cons.Info),
+		publish: js.Publish,
+	}
+	q.depth.store(cons.CachedInfo())
+	return q, nil
+}
+
+func openStream(ctx context.Context, js jetstream.JetStream, name, subject string) (jetstream.Stream, error) {
+	stream, err := js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		stream, err = js.CreateStream(ctx, jetstream.StreamConfig{
+			Name:      name,
+			Subjects:  []string{subject},
+			Retention: jetstream.WorkQueuePolicy,
+			Storage:   jetstream.FileStorage,
+		})
+		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
+			// Another process created it first; check what it made.
+			stream, err = js.Stream(ctx, name)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	cfg := stream.CachedInfo().Config
+	if cfg.Retention != jetstream.WorkQueuePolicy {
+		return nil, fmt.Errorf("%w: stream has retention %v, not WorkQueue", ErrIncompatible, cfg.Retention)
+	}
+	if !slices.Contains(cfg.Subjects, subject) {
+		return nil, fmt.Errorf("%w: stream takes subjects %q, not %q", ErrIncompatible, cfg.Subjects, subject)
+	}
+	return stream, nil
+}
+
+func openConsumer(ctx context.Context, stream jetstream.Stream, subject string, ackWait time.Duration) (jetstream.Consumer, error) {
+	cons, err := stream.CreateConsumer(ctx, jetstream.ConsumerConfig{
+		Durable:       consumerName,
+		AckPolicy:     jetstream.AckExplicitPolicy,
+		AckWait:       ackWait,
+		MaxDeliver:    -1, // Serve ends jobs that failed too often itself, as dead letters
+		FilterSubject: subject,
+	})
+	if errors.Is(err, jetstream.ErrConsumerExists) {
+		// It exists with another configuration: say which part differs.
+		cons, err = stream.Consumer(ctx, consumerName)
+		if err != nil {
+			return nil, err
+		}
+		cfg := cons.CachedInfo().Config
+		switch {
+		case cfg.AckWait != ackWait:
+			return nil, fmt.Errorf("%w: consumer %q has AckWait %v, Open was given %v", ErrIncompatible, consumerName, cfg.AckWait, ackWait)
+		case cfg.AckPolicy != jetstream.AckExplicitPolicy:
+			return nil, fmt.Errorf("%w: consumer %q has ack policy %v, not explicit", ErrIncompatible, consumerName, cfg.AckPolicy)
+		default:
+			return nil, fmt.Errorf("%w: consumer %q: %w", ErrIncompatible, consumerName, jetstream.ErrConsumerExists)
+		}
+	}
+	return cons, err
+}
+
+// Name returns the queue's name: its stream's.
+func (q *Queue[T]) Name() string { return q.name }
+
+// Tell adds msg to the queue and returns once the server has stored it.
+// A publish whose acknowledgement does not come (a timeout, a lost
+// connection, a restarting server, no stream answering) is retried with
+// the same message ID until ctx ends, so the server stores msg once as
+// long as the retries fall within the stream's duplicate window: give ctx
+// a deadline. It returns ctx.Err() if ctx ends first, an error wrapping
+// the codec's if msg cannot be encoded, or, wrapped, the server's refusal
+// (a JetStream API error) or nats.ErrConnectionClosed.
+func (q *Queue[T]) Tell(ctx context.Context, msg T) error {
+	data, err := q.codec.Marshal(msg)
+	if err != nil {
+		return fmt.Errorf("natsqueue: Tell %q: encoding: %w", q.name, err)
+	}
+	id := nuid.Next()
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, publishAttemptTimeout)
+		_, err := q.publish(actx, q.subject, data, jetstream.WithMsgID(id))
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if !retryable(err) {
+			return fmt.Errorf("natsqueue: Tell %q: %w", q.name, err)
+		}
+		t := time.NewTimer(min(10*time.Millisecond<<min(attempt, 7), time.Second))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// retryable reports whether a publish that failed with err may have gone
+// unheard or unanswered, rather than been refused.
+func retryable(err error) bool {
+	var apiErr *jetstream.APIError
+	switch {
+	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, jetstream.ErrConnectionClosed):
+		return false
+	case errors.As(err, &apiErr):
+		return false
+	}
+	return true
+}
+
+// Len returns the number of jobs waiting plus those taken and not yet
+// acknowledged, as last read (see Queue), or -1 until a read has
+// succeeded. It never waits: a read older than the depth TTL starts a new
+// one in the background and returns the old value.
+func (q *Queue[T]) Len() int { return q.depth.len() }
+
+// Busy reports whether, as last read, some jobs were taken and not yet
+// acknowledged. Like Len, it never waits.
+func (q *Queue[T]) Busy() bool { return q.depth.busy() }

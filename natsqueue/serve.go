@@ -1,0 +1,184 @@
+package natsqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/crewlib/crew"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+const (
+	// fetchMaxWait is how long one pull request waits for jobs; it bounds
+	// how long Serve takes to notice the end of its context when idle.
+	fetchMaxWait = 500 * time.Millisecond
+	// flushTimeout bounds Serve's final wait for the server to have
+	// received its acknowledgements.
+	flushTimeout = 10 * time.Second
+)
+
+// Serve runs q's jobs with handle on workers goroutines (a crew Pool) until
+// ctx ends, then returns nil. It pulls only as many jobs as the pool has
+// room for: one per worker plus the prefetch (WithPrefetch; one per worker
+// by default), so processes of different speeds each take jobs in
+// proportion to their speed.
+//
+// A job is acknowledged, and so removed from the queue, once handle returns
+// nil. If handle returns an error or panics, the job is delivered again
+// after the backoff (WithBackoff), to this process or another; if its
+// delivery was the last allowed (WithMaxDeliveries), if the error wraps one
+// made by Permanent, or if the message cannot be decoded, the job ends as a
+// dead letter (WithDeadLetters) and is removed. While handle runs, Serve
+// tells the server every AckWait/2 that the job is in progress, so a long
+// job is not given to another process; a process that dies holds its jobs
+// for AckWait, after which they run elsewhere. Every job is therefore run
+// at least once; exactly once when no process dies and no acknowledgement
+// is lost.
+//
+// handle receives a context with ctx's values that is not canceled when ctx
+// ends: once ctx ends, Serve stops pulling, lets the jobs it holds run to
+// completion, acknowledges them, waits for the server to have received the
+// acknowledgements, and returns nil: within fetchMaxWait (half a second)
+// plus the time its held jobs take. A lost connection or a restarting
+// server does not end Serve: it pulls again once nats.go has reconnected.
+// Serve returns an error only when it cannot go on (the connection was
+// closed, the consumer deleted), after the jobs it held have ended.
+//
+// Options: WithBackoff, WithMaxDeliveries, WithDeadLetters and
+// WithPrefetch; the others panic. Serve panics if workers is less than 1,
+// or q or handle is nil.
+func Serve[T any](ctx context.Context, q *Queue[T], workers int, handle func(context.Context, T) error, opts ...Option) error {
+	if workers < 1 {
+		panic("natsqueue: Serve: workers must be at least 1, got " + strconv.Itoa(workers))
+	}
+	if q == nil {
+		panic("natsqueue: Serve: nil Queue")
+	}
+	if handle == nil {
+		panic("natsqueue: Serve: nil handler")
+	}
+	o := collect("Serve", serveOpts, opts)
+	prefetch := o.prefetch
+	if prefetch < 0 {
+		prefetch = workers
+	}
+	capacity := workers + prefetch
+	r := &runner[T]{
+		q:             q,
+		handle:        handle,
+		backoff:       o.backoff,
+		maxDeliveries: o.maxDeliveries,
+		deadLetters:   o.deadLetters,
+		room:          make(chan struct{}, capacity),
+	}
+	for range capacity {
+		r.room <- struct{}{}
+	}
+	// The pool never blocks a Submit: it holds at least capacity jobs, and
+	// Serve submits one only for a token taken from room.
+	pool := crew.NewPool(workers, r.run,
+		crew.WithName("natsqueue-"+q.name),
+		crew.WithParent(context.WithoutCancel(ctx)),
+		crew.WithQueueSize(prefetch/workers+2))
+	err := r.pull(ctx, pool, capacity, max(1, min(prefetch, capacity/2)))
+	if werr := pool.Wait(); err == nil {
+		err = werr
+	}
+	if ferr := q.conn.FlushTimeout(flushTimeout); err == nil && ferr != nil && !q.conn.IsClosed() {
+		err = fmt.Errorf("natsqueue: Serve %q: flushing acknowledgements: %w", q.name, ferr)
+	}
+	return err
+}
+
+// pull fetches jobs into pool while there is room, until ctx ends (nil) or
+// the consumer can no longer be read (an error). It fetches for room for low
+// jobs at least: fetching as soon as one job ends would fetch one job per
+// round trip, while low, no more than the prefetch, keeps the workers busy
+// with the prefetched jobs during the round trip.
+func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[jetstream.Msg], capacity, low int) error {
+	pause := 0
+	for {
+		n := 0
+		for n < low {
+			select {
+			case <-ctx.Done():
+				r.putBack(n)
+				return nil
+			case <-r.room:
+				n++
+			}
+		}
+	more:
+		for n < capacity {
+			select {
+			case <-r.room:
+				n++
+			default:
+				break more
+			}
+		}
+		got := 0
+		batch, err := r.q.cons.Fetch(n, jetstream.FetchMaxWait(fetchMaxWait))
+		if err == nil {
+			// Jobs are submitted as they arrive; the batch ends when n
+			// have, or at fetchMaxWait. Submit never blocks: the pool
+			// holds more jobs than Serve takes room for.
+			for m := range batch.Messages() {
+				got++
+				_ = pool.Submit(context.Background(), m) // never fails before Wait
+			}
+			err = batch.Error()
+		}
+		r.putBack(n - got)
+		if err == nil || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+			pause = 0
+			continue
+		}
+		if err := r.failed(ctx, err, &pause); err != nil || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// failed handles a fetch's error: it returns the error to end Serve with
+// if the consumer can no longer be read; otherwise (disconnected, or the
+// server is restarting) it waits a little longer each time, or until ctx
+// ends, and returns nil.
+func (r *runner[T]) failed(ctx context.Context, err error, pause *int) error {
+	if fatal(err) {
+		return fmt.Errorf("natsqueue: Serve %q: %w", r.q.name, err)
+	}
+	*pause = min(max(2**pause, 50), 1000)
+	t := time.NewTimer(time.Duration(*pause) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return nil
+}
+
+// putBack returns n unused tokens to room.
+func (r *runner[T]) putBack(n int) {
+	for range n {
+		r.room <- struct{}{}
+	}
+}
+
+// fatal reports whether a fetch error means the consumer can no longer be
+// read, rather than for now.
+func fatal(err error) bool {
+	return errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrConnectionClosed) ||
+		errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound)
+}
+
+// logAckFailure logs a failed acknowledgement; the job is then delivered
+// again after AckWait.
+func logAckFailure(queue string, err error) {
+	slog.Warn("natsqueue: acknowledgement failed; the job will be delivered again", "queue", queue, "err", err)
+}
