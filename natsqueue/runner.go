@@ -21,41 +21,55 @@ type runner[T any] struct {
 	room          chan struct{} // a token per job Serve may hold; run returns its job's
 }
 
+// A delivery is a message Serve took and the keeper that has kept it from
+// redelivery since it arrived: a job waiting in the pool's backlog is held
+// as long as a running one.
+type delivery struct {
+	m jetstream.Msg
+	k *keeper
+}
+
 // run settles one message: acknowledged, delivered again later, or a dead
 // letter. It returns nil always: the pool has no error to report.
-func (r *runner[T]) run(ctx context.Context, m jetstream.Msg) error {
+func (r *runner[T]) run(ctx context.Context, d delivery) error {
 	defer func() { r.room <- struct{}{} }()
+	// Stopped again before each acknowledgement, so that no progress
+	// signal follows it; this one also covers a handler that calls
+	// runtime.Goexit.
+	defer d.k.stop()
+	m := d.m
 	md, err := m.Metadata()
 	if err != nil {
-		r.dead(m, m.Data(), fmt.Errorf("%w: %w", ErrUndecodable, err))
+		r.dead(d, m.Data(), fmt.Errorf("%w: %w", ErrUndecodable, err))
 		return nil
 	}
 	r.q.depth.observe(md.NumPending)
 	attempt := int(md.NumDelivered)
 	if attempt > r.maxDeliveries {
 		// Its process died during its last allowed delivery.
-		r.dead(m, m.Data(), fmt.Errorf("%w: delivered %d times, at most %d allowed", ErrTooManyDeliveries, attempt, r.maxDeliveries))
+		r.dead(d, m.Data(), fmt.Errorf("%w: delivered %d times, at most %d allowed", ErrTooManyDeliveries, attempt, r.maxDeliveries))
 		return nil
 	}
 	var job T
 	if err := r.q.codec.Unmarshal(m.Data(), &job); err != nil {
-		r.dead(m, m.Data(), fmt.Errorf("%w: %w", ErrUndecodable, err))
+		r.dead(d, m.Data(), fmt.Errorf("%w: %w", ErrUndecodable, err))
 		return nil
 	}
-	k := keepAlive(m, r.q.ackWait/2)
 	err = r.call(ctx, job)
-	k.stop()
 	switch {
 	case err == nil:
+		d.k.stop()
 		if aerr := m.Ack(); aerr != nil {
 			logAckFailure(r.q.name, aerr)
 		}
 	case isPermanent(err):
-		r.dead(m, job, err)
+		r.dead(d, job, err)
 	case attempt >= r.maxDeliveries:
-		r.dead(m, job, fmt.Errorf("%w: failed on delivery %d of %d: %w", ErrTooManyDeliveries, attempt, r.maxDeliveries, err))
+		r.dead(d, job, fmt.Errorf("%w: failed on delivery %d of %d: %w", ErrTooManyDeliveries, attempt, r.maxDeliveries, err))
 	default:
-		if nerr := m.NakWithDelay(r.backoff(attempt)); nerr != nil {
+		delay := r.backoff(attempt)
+		d.k.stop()
+		if nerr := m.NakWithDelay(delay); nerr != nil {
 			logAckFailure(r.q.name, nerr)
 		}
 	}
@@ -73,9 +87,10 @@ func (r *runner[T]) call(ctx context.Context, job T) (err error) {
 }
 
 // dead hands the job to the dead-letter sink, then removes its message.
-func (r *runner[T]) dead(m jetstream.Msg, job any, reason error) {
+func (r *runner[T]) dead(d delivery, job any, reason error) {
 	r.deadLetters(crew.DeadLetter{Message: job, Target: r.q.name, Reason: reason})
-	if err := m.TermWithReason(reason.Error()); err != nil {
+	d.k.stop()
+	if err := d.m.TermWithReason(reason.Error()); err != nil {
 		logAckFailure(r.q.name, err)
 	}
 }
@@ -93,6 +108,7 @@ type keeper struct {
 	stopped bool
 }
 
+// keepAlive starts a keeper of m that signals every period.
 func keepAlive(m jetstream.Msg, period time.Duration) *keeper {
 	k := &keeper{m: m, period: period}
 	k.mu.Lock()
@@ -111,6 +127,8 @@ func (k *keeper) tick() {
 	k.t.Reset(k.period)
 }
 
+// stop ends the signals; once it returns, none follows. It may be called
+// more than once.
 func (k *keeper) stop() {
 	k.mu.Lock()
 	k.stopped = true

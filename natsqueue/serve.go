@@ -33,12 +33,13 @@ const (
 // after the backoff (WithBackoff), to this process or another; if its
 // delivery was the last allowed (WithMaxDeliveries), if the error wraps one
 // made by Permanent, or if the message cannot be decoded, the job ends as a
-// dead letter (WithDeadLetters) and is removed. While handle runs, Serve
-// tells the server every AckWait/2 that the job is in progress, so a long
-// job is not given to another process; a process that dies holds its jobs
-// for AckWait, after which they run elsewhere. Every job is therefore run
-// at least once; exactly once when no process dies and no acknowledgement
-// is lost.
+// dead letter (WithDeadLetters) and is removed. From the moment a job
+// arrives until it is settled (while it waits among the prefetched jobs,
+// then while handle runs), Serve tells the server every AckWait/2 that the
+// job is in progress, so that it is not given to another process; a
+// process that dies holds its jobs for AckWait, after which they run
+// elsewhere. Every job is therefore run at least once; exactly once when no
+// process dies and no acknowledgement is lost.
 //
 // handle receives a context with ctx's values that is not canceled when ctx
 // ends: once ctx ends, Serve stops pulling, lets the jobs it holds run to
@@ -100,7 +101,7 @@ func Serve[T any](ctx context.Context, q *Queue[T], workers int, handle func(con
 // jobs at least: fetching as soon as one job ends would fetch one job per
 // round trip, while low, no more than the prefetch, keeps the workers busy
 // with the prefetched jobs during the round trip.
-func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[jetstream.Msg], capacity, low int) error {
+func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[delivery], capacity, low int) error {
 	pause := 0
 	for {
 		n := 0
@@ -129,8 +130,9 @@ func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[jetstream.Msg], ca
 			// have, or at fetchMaxWait. Submit never blocks: the pool
 			// holds more jobs than Serve takes room for.
 			for m := range batch.Messages() {
-				got++
-				_ = pool.Submit(context.Background(), m) // never fails before Wait
+				if r.submit(pool, m) {
+					got++
+				}
 			}
 			err = batch.Error()
 		}
@@ -143,6 +145,21 @@ func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[jetstream.Msg], ca
 			return err
 		}
 	}
+}
+
+// submit hands m to the pool with a keeper started at once, so that it is
+// kept from redelivery while it waits there. If the pool refuses it, which
+// it does not before Wait, m is delivered again at once.
+func (r *runner[T]) submit(pool *crew.Pool[delivery], m jetstream.Msg) bool {
+	d := delivery{m: m, k: keepAlive(m, r.q.ackWait/2)}
+	if err := pool.Submit(context.Background(), d); err != nil {
+		d.k.stop()
+		if nerr := m.Nak(); nerr != nil {
+			logAckFailure(r.q.name, nerr)
+		}
+		return false
+	}
+	return true
 }
 
 // failed handles a fetch's error: it returns the error to end Serve with
