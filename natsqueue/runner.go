@@ -3,8 +3,10 @@ package natsqueue
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crewlib/crew"
@@ -19,6 +21,7 @@ type runner[T any] struct {
 	maxDeliveries int
 	deadLetters   func(crew.DeadLetter)
 	room          chan struct{} // a token per job Serve may hold; run returns its job's
+	unsent        atomic.Int64  // acknowledgements (Ack, Nak, Term) that failed
 }
 
 // A delivery is a message Serve took and the keeper that has kept it from
@@ -59,9 +62,7 @@ func (r *runner[T]) run(ctx context.Context, d delivery) error {
 	switch {
 	case err == nil:
 		d.k.stop()
-		if aerr := m.Ack(); aerr != nil {
-			logAckFailure(r.q.name, aerr)
-		}
+		r.sent(m.Ack())
 	case isPermanent(err):
 		r.dead(d, job, err)
 	case attempt >= r.maxDeliveries:
@@ -69,9 +70,7 @@ func (r *runner[T]) run(ctx context.Context, d delivery) error {
 	default:
 		delay := r.backoff(attempt)
 		d.k.stop()
-		if nerr := m.NakWithDelay(delay); nerr != nil {
-			logAckFailure(r.q.name, nerr)
-		}
+		r.sent(m.NakWithDelay(delay))
 	}
 	return nil
 }
@@ -90,8 +89,15 @@ func (r *runner[T]) call(ctx context.Context, job T) (err error) {
 func (r *runner[T]) dead(d delivery, job any, reason error) {
 	r.deadLetters(crew.DeadLetter{Message: job, Target: r.q.name, Reason: reason})
 	d.k.stop()
-	if err := d.m.TermWithReason(reason.Error()); err != nil {
-		logAckFailure(r.q.name, err)
+	r.sent(d.m.TermWithReason(reason.Error()))
+}
+
+// sent counts and logs a failed acknowledgement; the job is then delivered
+// again after AckWait.
+func (r *runner[T]) sent(err error) {
+	if err != nil {
+		r.unsent.Add(1)
+		slog.Warn("natsqueue: acknowledgement failed; the job will be delivered again", "queue", r.q.name, "err", err)
 	}
 }
 

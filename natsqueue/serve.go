@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"time"
 
@@ -47,8 +46,10 @@ const (
 // acknowledgements, and returns nil: within fetchMaxWait (half a second)
 // plus the time its held jobs take. A lost connection or a restarting
 // server does not end Serve: it pulls again once nats.go has reconnected.
-// Serve returns an error only when it cannot go on (the connection was
-// closed, the consumer deleted), after the jobs it held have ended.
+// Serve returns an error, after the jobs it held have ended, when it
+// cannot go on (the connection was closed, the consumer deleted), or when
+// some acknowledgements could not be sent: the error says how many, and
+// their jobs are delivered again after AckWait.
 //
 // Options: WithBackoff, WithMaxDeliveries, WithDeadLetters and
 // WithPrefetch; the others panic. Serve panics if workers is less than 1,
@@ -92,6 +93,9 @@ func Serve[T any](ctx context.Context, q *Queue[T], workers int, handle func(con
 	}
 	if ferr := q.conn.FlushTimeout(flushTimeout); err == nil && ferr != nil && !q.conn.IsClosed() {
 		err = fmt.Errorf("natsqueue: Serve %q: flushing acknowledgements: %w", q.name, ferr)
+	}
+	if n := r.unsent.Load(); n > 0 {
+		err = errors.Join(err, fmt.Errorf("natsqueue: Serve %q: %d acknowledgements not sent; their jobs will be delivered again after AckWait", q.name, n))
 	}
 	return err
 }
@@ -154,9 +158,7 @@ func (r *runner[T]) submit(pool *crew.Pool[delivery], m jetstream.Msg) bool {
 	d := delivery{m: m, k: keepAlive(m, r.q.ackWait/2)}
 	if err := pool.Submit(context.Background(), d); err != nil {
 		d.k.stop()
-		if nerr := m.Nak(); nerr != nil {
-			logAckFailure(r.q.name, nerr)
-		}
+		r.sent(m.Nak())
 		return false
 	}
 	return true
@@ -192,10 +194,4 @@ func (r *runner[T]) putBack(n int) {
 func fatal(err error) bool {
 	return errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrConnectionClosed) ||
 		errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound)
-}
-
-// logAckFailure logs a failed acknowledgement; the job is then delivered
-// again after AckWait.
-func logAckFailure(queue string, err error) {
-	slog.Warn("natsqueue: acknowledgement failed; the job will be delivered again", "queue", queue, "err", err)
 }
