@@ -2,8 +2,10 @@ package natsqueue_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -145,6 +147,20 @@ func (c *tally) snapshot() (runs, ok map[int]int) {
 		ok[k] = v
 	}
 	return runs, ok
+}
+
+// failingOnce returns a handler whose first call returns fail() (or
+// panics in it) and whose later calls succeed, counting them in calls and
+// recording them in c.
+func failingOnce(c *tally, calls *atomic.Int32, fail func() error) func(context.Context, int) error {
+	return func(_ context.Context, job int) error {
+		if calls.Add(1) == 1 {
+			c.ran(job, errors.New("first call"))
+			return fail()
+		}
+		c.ran(job, nil)
+		return nil
+	}
 }
 
 // deadLetters collects dead letters.

@@ -142,7 +142,8 @@ func WithDepthTTL(d time.Duration) Option {
 
 // WithBackoff sets the delay before a failed job is delivered again, given
 // the number of its delivery that failed, 1 for the first (for Serve;
-// default DefaultBackoff). It panics if delay is nil.
+// default DefaultBackoff). If delay panics, the panic is logged and
+// DefaultBackoff's delay used. It panics if delay is nil.
 func WithBackoff(delay func(attempt int) time.Duration) Option {
 	if delay == nil {
 		panic("natsqueue: WithBackoff: nil function")
@@ -166,8 +167,9 @@ func WithMaxDeliveries(n int) Option {
 // the decoded job (or its raw []byte when it could not be decoded), Target
 // the queue's name, Reason why: the error of Permanent, ErrUndecodable or
 // ErrTooManyDeliveries, wrapping the handler's last error. The sink is
-// called from Serve's workers, before the job is removed from the stream;
-// it must be safe for concurrent use. It panics if sink is nil.
+// called from Serve's workers, before the job is removed from the stream
+// (which happens even if the sink panics: the panic is logged); it must be
+// safe for concurrent use. It panics if sink is nil.
 func WithDeadLetters(sink func(crew.DeadLetter)) Option {
 	if sink == nil {
 		panic("natsqueue: WithDeadLetters: nil sink")

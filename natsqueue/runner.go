@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,15 +48,15 @@ func (r *runner[T]) run(ctx context.Context, d delivery) error {
 		return nil
 	}
 	r.q.depth.observe(md.NumPending)
-	attempt := int(md.NumDelivered)
-	if attempt > r.maxDeliveries {
-		// Its process died during its last allowed delivery.
-		r.dead(d, m.Data(), fmt.Errorf("%w: delivered %d times, at most %d allowed", ErrTooManyDeliveries, attempt, r.maxDeliveries))
-		return nil
-	}
 	var job T
 	if err := r.q.codec.Unmarshal(m.Data(), &job); err != nil {
 		r.dead(d, m.Data(), fmt.Errorf("%w: %w", ErrUndecodable, err))
+		return nil
+	}
+	attempt := int(md.NumDelivered)
+	if attempt > r.maxDeliveries {
+		// Its process died during its last allowed delivery.
+		r.dead(d, job, fmt.Errorf("%w: delivered %d times, at most %d allowed", ErrTooManyDeliveries, attempt, r.maxDeliveries))
 		return nil
 	}
 	err = r.call(ctx, job)
@@ -68,7 +69,7 @@ func (r *runner[T]) run(ctx context.Context, d delivery) error {
 	case attempt >= r.maxDeliveries:
 		r.dead(d, job, fmt.Errorf("%w: failed on delivery %d of %d: %w", ErrTooManyDeliveries, attempt, r.maxDeliveries, err))
 	default:
-		delay := r.backoff(attempt)
+		delay := r.delay(attempt)
 		d.k.stop()
 		r.sent(m.NakWithDelay(delay))
 	}
@@ -85,11 +86,32 @@ func (r *runner[T]) call(ctx context.Context, job T) (err error) {
 	return r.handle(ctx, job)
 }
 
-// dead hands the job to the dead-letter sink, then removes its message.
+// delay returns the backoff after the attempt-th delivery failed; if the
+// backoff panics, it logs the panic and returns DefaultBackoff's, so that
+// the job is still delivered again.
+func (r *runner[T]) delay(attempt int) (d time.Duration) {
+	defer func() {
+		if v := recover(); v != nil {
+			slog.Error("natsqueue: backoff panicked; using DefaultBackoff", "queue", r.q.name, "panic", v, "stack", string(debug.Stack()))
+			d = DefaultBackoff(attempt)
+		}
+	}()
+	return r.backoff(attempt)
+}
+
+// dead hands the job to the dead-letter sink, then removes its message,
+// even if the sink panicked (the panic is logged).
 func (r *runner[T]) dead(d delivery, job any, reason error) {
-	r.deadLetters(crew.DeadLetter{Message: job, Target: r.q.name, Reason: reason})
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				slog.Error("natsqueue: dead-letter sink panicked", "queue", r.q.name, "reason", reason, "panic", v, "stack", string(debug.Stack()))
+			}
+		}()
+		r.deadLetters(crew.DeadLetter{Message: job, Target: r.q.name, Reason: reason})
+	}()
 	d.k.stop()
-	r.sent(d.m.TermWithReason(reason.Error()))
+	r.sent(d.m.TermWithReason(firstLine(reason.Error())))
 }
 
 // sent counts and logs a failed acknowledgement; the job is then delivered
@@ -99,6 +121,15 @@ func (r *runner[T]) sent(err error) {
 		r.unsent.Add(1)
 		slog.Warn("natsqueue: acknowledgement failed; the job will be delivered again", "queue", r.q.name, "err", err)
 	}
+}
+
+// firstLine returns s up to its first newline: a Term's reason is one
+// line, without a panic's stack.
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // A keeper tells the server every period that its job is in progress. It

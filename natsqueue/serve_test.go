@@ -76,14 +76,7 @@ func TestServeRetriesAPanic(t *testing.T) {
 	tellAll(t, q, 1)
 	c := newTally(1)
 	var calls atomic.Int32
-	stop := serving(t, q, 1, func(_ context.Context, job int) error {
-		if calls.Add(1) == 1 {
-			c.ran(job, errors.New("panic"))
-			panic("boom")
-		}
-		c.ran(job, nil)
-		return nil
-	}, natsqueue.WithBackoff(func(int) time.Duration { return 10 * time.Millisecond }))
+	stop := serving(t, q, 1, failingOnce(c, &calls, func() error { panic("boom") }), natsqueue.WithBackoff(func(int) time.Duration { return 10 * time.Millisecond }))
 	c.wait(t)
 	require.NoError(t, stop())
 	assert.EqualValues(t, 2, calls.Load())
