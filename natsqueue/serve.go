@@ -127,6 +127,12 @@ func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[delivery], capacit
 				break more
 			}
 		}
+		// Without this check, a select above that found both ctx ended
+		// and room could pull again after ctx ended.
+		if ctx.Err() != nil {
+			r.putBack(n)
+			return nil
+		}
 		got := 0
 		batch, err := r.q.cons.Fetch(n, jetstream.FetchMaxWait(fetchMaxWait))
 		if err == nil {
