@@ -19,6 +19,10 @@ const (
 	// flushTimeout bounds Serve's final wait for the server to have
 	// received its acknowledgements.
 	flushTimeout = 10 * time.Second
+	// noRespondersChecks is how many pulls in a row may find no consumer
+	// answering (the server restarting, or the consumer deleted) before
+	// Serve asks the server whether the consumer still exists.
+	noRespondersChecks = 3
 )
 
 // Serve runs q's jobs with handle on workers goroutines (a crew Pool) until
@@ -43,13 +47,14 @@ const (
 // handle receives a context with ctx's values that is not canceled when ctx
 // ends: once ctx ends, Serve stops pulling, lets the jobs it holds run to
 // completion, acknowledges them, waits for the server to have received the
-// acknowledgements, and returns nil: within fetchMaxWait (half a second)
-// plus the time its held jobs take. A lost connection or a restarting
-// server does not end Serve: it pulls again once nats.go has reconnected.
-// Serve returns an error, after the jobs it held have ended, when it
-// cannot go on (the connection was closed, the consumer deleted), or when
-// some acknowledgements could not be sent: the error says how many, and
-// their jobs are delivered again after AckWait.
+// acknowledgements, and returns nil: within half a second plus the time its
+// held jobs take. A lost connection or a restarting server does not end
+// Serve: it pulls again once nats.go has reconnected. Serve returns an
+// error, after the jobs it held have ended, when it cannot go on (the
+// connection was closed; the consumer or its stream was deleted, which it
+// finds after a few pulls that no consumer answers), or when some
+// acknowledgements could not be sent: the error says how many, and their
+// jobs are delivered again after AckWait.
 //
 // Options: WithBackoff, WithMaxDeliveries, WithDeadLetters and
 // WithPrefetch; the others panic. Serve panics if workers is less than 1,
@@ -106,7 +111,7 @@ func Serve[T any](ctx context.Context, q *Queue[T], workers int, handle func(con
 // round trip, while low, no more than the prefetch, keeps the workers busy
 // with the prefetched jobs during the round trip.
 func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[delivery], capacity, low int) error {
-	pause := 0
+	pause, noResponders := 0, 0
 	for {
 		n := 0
 		for n < low {
@@ -148,8 +153,14 @@ func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[delivery], capacit
 		}
 		r.putBack(n - got)
 		if err == nil || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
-			pause = 0
+			pause, noResponders = 0, 0
 			continue
+		}
+		if errors.Is(err, nats.ErrNoResponders) {
+			if noResponders++; noResponders >= noRespondersChecks {
+				noResponders = 0
+				err = r.consumerGone(ctx, err)
+			}
 		}
 		if err := r.failed(ctx, err, &pause); err != nil || ctx.Err() != nil {
 			return err
@@ -168,6 +179,19 @@ func (r *runner[T]) submit(pool *crew.Pool[delivery], m jetstream.Msg) bool {
 		return false
 	}
 	return true
+}
+
+// consumerGone asks the server about the consumer after pulls that no
+// consumer answered: it returns the answer if the consumer or its stream
+// no longer exists, else err.
+func (r *runner[T]) consumerGone(ctx context.Context, err error) error {
+	ictx, cancel := context.WithTimeout(ctx, depthQueryTimeout)
+	defer cancel()
+	_, ierr := r.q.cons.Info(ictx)
+	if errors.Is(ierr, jetstream.ErrConsumerNotFound) || errors.Is(ierr, jetstream.ErrStreamNotFound) {
+		return ierr
+	}
+	return err
 }
 
 // failed handles a fetch's error: it returns the error to end Serve with
@@ -199,5 +223,6 @@ func (r *runner[T]) putBack(n int) {
 // read, rather than for now.
 func fatal(err error) bool {
 	return errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrConnectionClosed) ||
-		errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound)
+		errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) ||
+		errors.Is(err, jetstream.ErrStreamNotFound)
 }
