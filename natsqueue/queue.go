@@ -18,6 +18,10 @@ const consumerName = "natsqueue"
 // publishAttemptTimeout bounds one publish of Tell before it is retried.
 const publishAttemptTimeout = 2 * time.Second
 
+// defaultDuplicates is the server's duplicate window when a stream's
+// configuration leaves it unset.
+const defaultDuplicates = 2 * time.Minute
+
 // A Queue is a durable work queue of T jobs: a JetStream work-queue stream
 // and the one durable pull consumer that every process serving it shares.
 // Tell adds jobs; Serve runs them. A Queue is safe for concurrent use.
@@ -34,7 +38,10 @@ type Queue[T any] struct {
 	conn    *nats.Conn
 	codec   Codec
 	ackWait time.Duration
-	depth   *depths
+	// retryFor bounds Tell's retries: the stream's duplicate window less
+	// one attempt, so that every retry is within the window.
+	retryFor time.Duration
+	depth    *depths
 	// publish is js.Publish; tests wrap it to lose acknowledgements.
 	publish func(ctx context.Context, subject string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
 }
@@ -43,7 +50,9 @@ type Queue[T any] struct {
 // they do not exist; any number of processes may open the same queue at
 // once. The stream, also called name, is a work-queue stream on file
 // storage that takes the subject "natsqueue.<name>", with the server's
-// duplicate window (2 minutes by default) for Tell's retries. Its consumer
+// duplicate window (2 minutes by default) for Tell's retries; a stream
+// created beforehand may have a duplicate window of its own, which bounds
+// Tell's retries. Its consumer
 // is a durable pull consumer called "natsqueue" with explicit acks, the
 // AckWait of WithAckWait, no delivery limit of the server's (Serve
 // enforces WithMaxDeliveries) and the server's default MaxAckPending
@@ -68,15 +77,20 @@ func Open[T any](ctx context.Context, js jetstream.JetStream, name string, opts 
 	if err != nil {
 		return nil, fmt.Errorf("natsqueue: Open %q: %w", name, err)
 	}
+	dups := stream.CachedInfo().Config.Duplicates
+	if dups <= 0 {
+		dups = defaultDuplicates
+	}
 	q := &Queue[T]{
-		name:    name,
-		subject: subject,
-		cons:    cons,
-		conn:    js.Conn(),
-		codec:   o.codec,
-		ackWait: o.ackWait,
-		depth:   newDepths(o.depthTTL, cons.Info),
-		publish: js.Publish,
+		name:     name,
+		subject:  subject,
+		cons:     cons,
+		conn:     js.Conn(),
+		codec:    o.codec,
+		ackWait:  o.ackWait,
+		retryFor: dups - publishAttemptTimeout,
+		depth:    newDepths(o.depthTTL, cons.Info),
+		publish:  js.Publish,
 	}
 	q.depth.store(cons.CachedInfo())
 	return q, nil
@@ -142,17 +156,21 @@ func (q *Queue[T]) Name() string { return q.name }
 // Tell adds msg to the queue and returns once the server has stored it.
 // A publish whose acknowledgement does not come (a timeout, a lost
 // connection, a restarting server, no stream answering) is retried with
-// the same message ID until ctx ends, so the server stores msg once as
-// long as the retries fall within the stream's duplicate window: give ctx
-// a deadline. It returns ctx.Err() if ctx ends first, an error wrapping
-// the codec's if msg cannot be encoded, or, wrapped, the server's refusal
-// (a JetStream API error) or nats.ErrConnectionClosed.
+// the same message ID, so that the server stores msg once, for as long as
+// the retries fall within the stream's duplicate window (2 minutes by
+// default): until the window less one attempt's timeout (2 s) has passed
+// since the first attempt, or ctx ends. Then it returns an error wrapping
+// the last publish's, or ctx.Err(). It also returns an error wrapping the
+// codec's if msg cannot be encoded, and, wrapped, the server's refusal (a
+// JetStream API error) or nats.ErrConnectionClosed. When Tell returns an
+// error other than the codec's, msg may or may not have been stored.
 func (q *Queue[T]) Tell(ctx context.Context, msg T) error {
 	data, err := q.codec.Marshal(msg)
 	if err != nil {
 		return fmt.Errorf("natsqueue: Tell %q: encoding: %w", q.name, err)
 	}
 	id := nuid.Next()
+	start := time.Now()
 	for attempt := 1; ; attempt++ {
 		actx, cancel := context.WithTimeout(ctx, publishAttemptTimeout)
 		_, err := q.publish(actx, q.subject, data, jetstream.WithMsgID(id))
@@ -166,7 +184,13 @@ func (q *Queue[T]) Tell(ctx context.Context, msg T) error {
 		if !retryable(err) {
 			return fmt.Errorf("natsqueue: Tell %q: %w", q.name, err)
 		}
-		t := time.NewTimer(min(10*time.Millisecond<<min(attempt, 7), time.Second))
+		wait := min(10*time.Millisecond<<min(attempt, 7), time.Second)
+		if time.Since(start)+wait > q.retryFor {
+			// A retry could arrive after the window and store msg twice.
+			return fmt.Errorf("natsqueue: Tell %q: no acknowledgement after %d attempts in %v (the stream's duplicate window less one attempt); the job may or may not have been stored: %w",
+				q.name, attempt, time.Since(start).Round(time.Millisecond), err)
+		}
+		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			t.Stop()

@@ -121,6 +121,29 @@ func TestTellRetriesALostAckWithoutDuplicating(t *testing.T) {
 	assert.EqualValues(t, 1, consumerInfo(t, js).NumPending, "stored once")
 }
 
+func TestTellGivesUpWithinTheDuplicateWindow(t *testing.T) {
+	s := natstest.Server(t)
+	js := connect(t, s)
+	const window = 3 * time.Second // leaves a second of retries
+	_, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "jobs", Subjects: []string{"natsqueue.jobs"},
+		Retention: jetstream.WorkQueuePolicy, Duplicates: window})
+	require.NoError(t, err)
+	q, err := natsqueue.Open[int](ctx(t), js, "jobs")
+	require.NoError(t, err)
+	require.NoError(t, js.DeleteStream(ctx(t), "jobs"))
+
+	// Past the window a retry could store the job twice; no ctx deadline
+	// needed.
+	c, cancel := context.WithTimeout(context.Background(), testTimeout)
+	defer cancel()
+	start := time.Now()
+	err = q.Tell(c, 1)
+	require.Error(t, err)
+	assert.NotErrorIs(t, err, context.DeadlineExceeded)
+	assert.ErrorIs(t, err, jetstream.ErrNoStreamResponse, "the last publish error")
+	assert.Less(t, time.Since(start), window, "within the window")
+}
+
 func TestTellReturnsTheContextError(t *testing.T) {
 	_, _, q := open(t)
 	c, cancel := context.WithCancel(context.Background())
