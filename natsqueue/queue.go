@@ -22,6 +22,13 @@ const publishAttemptTimeout = 2 * time.Second
 // configuration leaves it unset.
 const defaultDuplicates = 2 * time.Minute
 
+// The server's error codes for a consumer whose filter overlaps another's
+// on a work-queue stream.
+const (
+	errCodeWQMultipleUnfiltered = 10099
+	errCodeWQConsumerNotUnique  = 10100
+)
+
 // A Queue is a durable work queue of T jobs: a JetStream work-queue stream
 // and the one durable pull consumer that every process serving it shares.
 // Tell adds jobs; Serve runs them. A Queue is safe for concurrent use.
@@ -52,17 +59,20 @@ type Queue[T any] struct {
 // storage that takes the subject "natsqueue.<name>", with the server's
 // duplicate window (2 minutes by default) for Tell's retries; a stream
 // created beforehand may have a duplicate window of its own, which bounds
-// Tell's retries. Its consumer
-// is a durable pull consumer called "natsqueue" with explicit acks, the
-// AckWait of WithAckWait, no delivery limit of the server's (Serve
-// enforces WithMaxDeliveries) and the server's default MaxAckPending
-// (1,000 jobs taken at once across all processes).
+// Tell's retries, and limits (MaxMsgs, MaxBytes, MaxMsgsPerSubject) only
+// with DiscardNew, so that a full queue refuses Tell rather than drop
+// jobs. Its consumer is a durable pull consumer called "natsqueue" with
+// explicit acks, the AckWait of WithAckWait, no delivery limit of the
+// server's (Serve enforces WithMaxDeliveries) and the server's default
+// MaxAckPending (1,000 jobs taken at once across all processes).
 //
 // Options: WithAckWait, WithCodec and WithDepthTTL; the others panic. If a
 // stream or consumer of these names exists with a configuration the queue
-// cannot use (another retention, no such subject, another AckWait), Open
-// returns an error wrapping ErrIncompatible and changes nothing. Other
-// errors are the server's or the connection's, wrapped.
+// cannot use (another retention, no such subject, another AckWait, or a
+// setting that deletes jobs not yet run: a MaxAge, a limit with
+// DiscardOld, memory storage), or another consumer of the stream takes the
+// same jobs, Open returns an error wrapping ErrIncompatible and changes
+// nothing. Other errors are the server's or the connection's, wrapped.
 func Open[T any](ctx context.Context, js jetstream.JetStream, name string, opts ...Option) (*Queue[T], error) {
 	if js == nil {
 		panic("natsqueue: Open: nil JetStream")
@@ -120,7 +130,31 @@ func openStream(ctx context.Context, js jetstream.JetStream, name, subject strin
 	if !slices.Contains(cfg.Subjects, subject) {
 		return nil, fmt.Errorf("%w: stream takes subjects %q, not %q", ErrIncompatible, cfg.Subjects, subject)
 	}
+	if err := keepsJobs(cfg); err != nil {
+		return nil, err
+	}
 	return stream, nil
+}
+
+// keepsJobs returns an error wrapping ErrIncompatible if cfg lets the
+// server delete jobs that have not run, with no error to Tell.
+func keepsJobs(cfg jetstream.StreamConfig) error {
+	const deletes = "which deletes jobs not yet run"
+	switch {
+	case cfg.Storage == jetstream.MemoryStorage:
+		return fmt.Errorf("%w: stream keeps its jobs in memory, which a server restart loses", ErrIncompatible)
+	case cfg.MaxAge > 0:
+		return fmt.Errorf("%w: stream has MaxAge %v, %s", ErrIncompatible, cfg.MaxAge, deletes)
+	case cfg.Discard == jetstream.DiscardNew:
+		return nil // a full stream refuses Tell
+	case cfg.MaxMsgs > 0:
+		return fmt.Errorf("%w: stream has MaxMsgs %d with DiscardOld, %s", ErrIncompatible, cfg.MaxMsgs, deletes)
+	case cfg.MaxBytes > 0:
+		return fmt.Errorf("%w: stream has MaxBytes %d with DiscardOld, %s", ErrIncompatible, cfg.MaxBytes, deletes)
+	case cfg.MaxMsgsPerSubject > 0:
+		return fmt.Errorf("%w: stream has MaxMsgsPerSubject %d with DiscardOld, %s", ErrIncompatible, cfg.MaxMsgsPerSubject, deletes)
+	}
+	return nil
 }
 
 func openConsumer(ctx context.Context, stream jetstream.Stream, subject string, ackWait time.Duration) (jetstream.Consumer, error) {
@@ -146,6 +180,10 @@ func openConsumer(ctx context.Context, stream jetstream.Stream, subject string, 
 		default:
 			return nil, fmt.Errorf("%w: consumer %q: %w", ErrIncompatible, consumerName, jetstream.ErrConsumerExists)
 		}
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) && (apiErr.ErrorCode == errCodeWQMultipleUnfiltered || apiErr.ErrorCode == errCodeWQConsumerNotUnique) {
+		return nil, fmt.Errorf("%w: another consumer of the stream takes the same jobs: %w", ErrIncompatible, err)
 	}
 	return cons, err
 }

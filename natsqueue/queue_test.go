@@ -70,10 +70,65 @@ func TestOpenRefusesAStreamWithoutTheQueueSubject(t *testing.T) {
 }
 
 func TestOpenRefusesAnotherAckWait(t *testing.T) {
-	s, _, _ := open(t)
+	s, js, _ := open(t)
 	_, err := natsqueue.Open[int](ctx(t), connect(t, s), "jobs", natsqueue.WithAckWait(5*time.Second))
 	require.ErrorIs(t, err, natsqueue.ErrIncompatible)
 	assert.Contains(t, err.Error(), "AckWait")
+	assert.Equal(t, testAckWait, consumerInfo(t, js).Config.AckWait, "the consumer is unchanged")
+}
+
+func TestOpenRefusesAStreamThatDropsJobs(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		cfg  func(*jetstream.StreamConfig)
+		says string
+	}{
+		{"a maximum age", func(c *jetstream.StreamConfig) { c.MaxAge = time.Hour }, "MaxAge"},
+		{"a message limit", func(c *jetstream.StreamConfig) { c.MaxMsgs = 10 }, "MaxMsgs"},
+		{"a byte limit", func(c *jetstream.StreamConfig) { c.MaxBytes = 1 << 20 }, "MaxBytes"},
+		{"memory storage", func(c *jetstream.StreamConfig) { c.Storage = jetstream.MemoryStorage }, "memory"},
+	} {
+		t.Run("with "+tc.name, func(t *testing.T) {
+			s := natstest.Server(t)
+			js := connect(t, s)
+			cfg := jetstream.StreamConfig{Name: "jobs", Subjects: []string{"natsqueue.jobs"}, Retention: jetstream.WorkQueuePolicy}
+			tc.cfg(&cfg)
+			_, err := js.CreateStream(ctx(t), cfg)
+			require.NoError(t, err)
+			_, err = natsqueue.Open[int](ctx(t), js, "jobs")
+			require.ErrorIs(t, err, natsqueue.ErrIncompatible)
+			assert.Contains(t, err.Error(), tc.says)
+			stream, err := js.Stream(ctx(t), "jobs")
+			require.NoError(t, err)
+			assert.Zero(t, stream.CachedInfo().State.Consumers, "no consumer added")
+		})
+	}
+}
+
+func TestOpenAcceptsALimitedStreamThatRefusesTellWhenFull(t *testing.T) {
+	s := natstest.Server(t)
+	js := connect(t, s)
+	_, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "jobs", Subjects: []string{"natsqueue.jobs"},
+		Retention: jetstream.WorkQueuePolicy, MaxMsgs: 1, Discard: jetstream.DiscardNew})
+	require.NoError(t, err)
+	q, err := natsqueue.Open[int](ctx(t), js, "jobs")
+	require.NoError(t, err)
+	require.NoError(t, q.Tell(ctx(t), 1))
+	var apiErr *jetstream.APIError
+	assert.ErrorAs(t, q.Tell(ctx(t), 2), &apiErr, "the server's refusal")
+	assert.EqualValues(t, 1, consumerInfo(t, js).NumPending)
+}
+
+func TestOpenRefusesAStreamWithAnotherConsumerOfItsJobs(t *testing.T) {
+	s := natstest.Server(t)
+	js := connect(t, s)
+	stream, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "jobs", Subjects: []string{"natsqueue.jobs"}, Retention: jetstream.WorkQueuePolicy})
+	require.NoError(t, err)
+	_, err = stream.CreateConsumer(ctx(t), jetstream.ConsumerConfig{Durable: "other", AckPolicy: jetstream.AckExplicitPolicy})
+	require.NoError(t, err)
+	_, err = natsqueue.Open[int](ctx(t), js, "jobs")
+	require.ErrorIs(t, err, natsqueue.ErrIncompatible)
+	assert.Contains(t, err.Error(), "another consumer")
 }
 
 func TestOpenMisusePanics(t *testing.T) {
