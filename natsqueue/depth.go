@@ -68,6 +68,12 @@ func (d *depths) maybeRefresh() {
 	if now < d.next.Load() || !d.refreshing.CompareAndSwap(false, true) {
 		return
 	}
+	// A refresh that ended between the load above and the swap has just
+	// set next: without this check a second query would run within ttl.
+	if now < d.next.Load() {
+		d.refreshing.Store(false)
+		return
+	}
 	// Set before the query, so that no other reader starts one within ttl
 	// even when this one fails.
 	d.next.Store(now + d.ttl)

@@ -228,7 +228,7 @@ func TestLenAndBusyFollowTheServerWithoutWaitingForIt(t *testing.T) {
 	require.NoError(t, stop())
 }
 
-func TestLenQueriesAtMostOncePerTTLAndNeverBlocks(t *testing.T) {
+func TestLenDoesNotQueryWithinTheTTL(t *testing.T) {
 	_, _, q := open(t, natsqueue.WithDepthTTL(time.Hour))
 	queries, gate := gateDepthQueries(q)
 	tellAll(t, q, 3)
