@@ -20,10 +20,11 @@
 // retried after a backoff; Permanent(err), an undecodable message, or a
 // failure on the last allowed delivery ends the job as a dead letter. A
 // process that dies holds its jobs for AckWait, after which they run
-// elsewhere; a long job is kept from redelivery while it runs. On the end
-// of its context, Serve stops pulling and runs and acknowledges the jobs
-// it took before it returns. Tell retries a publish whose acknowledgement
-// was lost with the same message ID, so the server stores the job once.
+// elsewhere; a job Serve holds, waiting or running, is kept from
+// redelivery. On the end of its context, Serve stops pulling and runs and
+// acknowledges the jobs it took before it returns. Tell retries a publish
+// whose acknowledgement was lost with the same message ID, within the
+// stream's duplicate window, so the server stores the job once.
 //
 // # Defaults
 //
