@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -123,6 +124,12 @@ func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[delivery], capacit
 				n++
 			}
 		}
+		// Let jobs that are ending return their room before counting it:
+		// with short jobs, the workers finish the rest of the batch while
+		// this goroutine takes its low-th token, and one yield lets them,
+		// so that a round trip asks for a full batch rather than for low
+		// jobs and a few. With long jobs it costs a yield per round trip.
+		runtime.Gosched()
 	more:
 		for n < capacity {
 			select {
