@@ -25,9 +25,9 @@ import (
 // mailbox already keeps (messages in and out; a Fair, Priority or Chan
 // mailbox is asked for its Len instead) and its busy flag, so that neither
 // Tell nor the actor writes anything per message for the router's sake. It
-// takes no lock and allocates nothing: O(n) for n routees, 5-8 ns each when
-// none is idle (BenchmarkPick), and it stops at the first idle routee. For
-// large pools, SmallestOfTwo costs O(1).
+// allocates nothing and takes no lock but a Chan's read lock in its Len:
+// O(n) for n routees, 5-8 ns each when none is idle (BenchmarkPick), and it
+// stops at the first idle routee. For large pools, SmallestOfTwo costs O(1).
 func SmallestMailbox() Strategy { return &smallest{} }
 
 type smallest struct{ next atomic.Uint64 }
