@@ -254,8 +254,7 @@ func (u *Unbounded[T]) releaseIfDrained() {
 	u.tailMu.Unlock()
 }
 
-// counters gives a Ref the positions Len subtracts, for routers to read
-// without a call (see routeState).
+// counters gives a Ref the positions Len subtracts (see counted).
 func (u *Unbounded[T]) counters() (in, out *atomic.Uint64) { return &u.tail, &u.head }
 
 // Len reports the number of queued messages: the exact count at one

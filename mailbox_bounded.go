@@ -282,8 +282,7 @@ func (b *Bounded[T]) Dequeue() (msg T, ok bool) {
 	return msg, true
 }
 
-// counters gives a Ref the positions Len subtracts, for routers to read
-// without a call (see routeState).
+// counters gives a Ref the positions Len subtracts (see counted).
 func (b *Bounded[T]) counters() (in, out *atomic.Uint64) { return &b.tail, &b.head }
 
 // Len reports the number of queued messages, not counting blocked senders:

@@ -151,8 +151,7 @@ func (s *Segmented[T]) recycle(seg *segment[T]) {
 	s.segs.put(seg)
 }
 
-// counters gives a Ref the positions Len subtracts, for routers to read
-// without a call (see routeState).
+// counters gives a Ref the positions Len subtracts (see counted).
 func (s *Segmented[T]) counters() (in, out *atomic.Uint64) { return &s.enq, &s.deq }
 
 // Len reports the number of queued messages: the exact count at one

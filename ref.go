@@ -91,6 +91,12 @@ func (rs *routeState) score() int {
 	return n
 }
 
+// counted is what Unbounded, Segmented and Bounded have beside Mailbox: the
+// two counters their Len subtracts, which a router reads without a call.
+type counted interface {
+	counters() (in, out *atomic.Uint64)
+}
+
 // Spawn starts an actor that calls handle for each message told to it, one
 // at a time, in its own goroutine, and returns its Ref. handle receives ctx,
 // the actor's context: when ctx is done the actor stops, as after Stop, with
@@ -144,13 +150,9 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 	default:
 		panic(fmt.Sprintf("crew: WithMailbox: a %T does not make mailboxes for %T messages", f, *new(T)))
 	}
-	switch mb := r.mb.(type) {
-	case *Unbounded[T]: // the concrete types: a mailbox of the user's that embeds one has a Len of its own
-		r.in, r.out = mb.counters()
-	case *Segmented[T]:
-		r.in, r.out = mb.counters()
-	case *Bounded[T]:
-		r.in, r.out = mb.counters()
+	switch r.mb.(type) {
+	case *Unbounded[T], *Segmented[T], *Bounded[T]: // not a mailbox of the user's that embeds one: its Len is its own
+		r.in, r.out = r.mb.(counted).counters()
 	default:
 		r.length = r.mb.Len
 	}

@@ -228,14 +228,21 @@ func (q *Queue[T]) Tell(ctx context.Context, msg T) error {
 			return fmt.Errorf("natsqueue: Tell %q: no acknowledgement after %d attempts in %v (the stream's duplicate window less one attempt); the job may or may not have been stored: %w",
 				q.name, attempt, time.Since(start).Round(time.Millisecond), err)
 		}
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return ctx.Err()
-		case <-t.C:
+		if err := sleep(ctx, wait); err != nil {
+			return err
 		}
 	}
+}
+
+// sleep waits for d, or until ctx ends, and then returns ctx.Err().
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+	return ctx.Err()
 }
 
 // retryable reports whether a publish that failed with err may have gone

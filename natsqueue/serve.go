@@ -210,12 +210,7 @@ func (r *runner[T]) failed(ctx context.Context, err error, pause *int) error {
 		return fmt.Errorf("natsqueue: Serve %q: %w", r.q.name, err)
 	}
 	*pause = min(max(2**pause, 50), 1000)
-	t := time.NewTimer(time.Duration(*pause) * time.Millisecond)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
+	_ = sleep(ctx, time.Duration(*pause)*time.Millisecond) // the caller looks at ctx
 	return nil
 }
 
