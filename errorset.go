@@ -13,15 +13,21 @@ import (
 type errorSet struct {
 	all bool // WithAllErrors
 
-	mu   sync.Mutex // guards err and errs
-	err  error      // the first error
-	errs []error    // every error, with all
+	mu               sync.Mutex // guards the fields below
+	err              error      // the first error
+	errs             []error    // every error, with all
+	failed, panicked int64      // the errors added, and those that are panics
 }
 
 // add keeps err, and reports whether it is the first; ctx is the jobs'.
 func (e *errorSet) add(err error, ctx context.Context) (first bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.failed++
+	var pe *panicError
+	if errors.As(err, &pe) {
+		e.panicked++
+	}
 	first = e.err == nil
 	if first {
 		e.err = err
@@ -45,4 +51,11 @@ func (e *errorSet) result() error {
 // echoes reports whether err only echoes the end of ctx.
 func echoes(err error, ctx context.Context) bool {
 	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+}
+
+// counts reports the errors added, and how many of them are panics.
+func (e *errorSet) counts() (failed, panicked int64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.failed, e.panicked
 }

@@ -43,14 +43,14 @@ func PoolBlocked[T any](p *Pool[T]) int {
 func PoolIdle[T any](p *Pool[T]) int {
 	p.d.mu.Lock()
 	defer p.d.mu.Unlock()
-	return p.d.nidle
+	return p.d.idle.n
 }
 
 // PoolClosed reports whether Wait has begun closing p.
 func PoolClosed[T any](p *Pool[T]) bool {
 	p.d.mu.Lock()
 	defer p.d.mu.Unlock()
-	return p.d.closed
+	return p.d.drained != nil
 }
 
 // WorkerIndex reports which worker of its pool handed a job ctx, or -1.
@@ -62,11 +62,14 @@ func WorkerIndex(ctx context.Context) int {
 	return -1
 }
 
-// PoolStoppedWorkers reports how many of p's workers have stopped.
-func PoolStoppedWorkers[T any](p *Pool[T]) int {
+// PoolDeadWorkers reports how many of p's workers a job's runtime.Goexit
+// ended.
+func PoolDeadWorkers[T any](p *Pool[T]) int {
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
 	n := 0
-	for i := range p.d.workers {
-		if p.d.workers[i].ref.Stopped() {
+	for _, w := range p.d.workers {
+		if w.dead {
 			n++
 		}
 	}
@@ -77,23 +80,7 @@ func PoolStoppedWorkers[T any](p *Pool[T]) int {
 func BatchClosed[T any](b *Batch[T]) bool {
 	b.pool.d.mu.Lock()
 	defer b.pool.d.mu.Unlock()
-	return b.closed
-}
-
-// PoolRetiredRunning reports how many workers that Resize retired have not
-// exited yet, or not been forgotten by a later Resize.
-func PoolRetiredRunning[T any](p *Pool[T]) int {
-	p.d.mu.Lock()
-	defer p.d.mu.Unlock()
-	n := 0
-	for _, w := range p.d.gone {
-		select {
-		case <-w.ref.Done():
-		default:
-			n++
-		}
-	}
-	return n
+	return b.closed()
 }
 
 // RefLoad reports r's load: its queued messages plus the one in flight,

@@ -39,7 +39,12 @@ func WithKey[T any, K comparable](key func(T) K) Option {
 	}
 	return func(o *options) {
 		o.set |= optKey
-		o.keyed = func(int) any { return newKeyTable(key) }
+		o.keyed = func(pool bool) any {
+			if pool {
+				return newKeyFlows(key)
+			}
+			return newKeyTable(key)
+		}
 	}
 }
 
@@ -57,24 +62,43 @@ func WithConsistentHash[T any, K comparable](key func(T) K) Option {
 	}
 	return func(o *options) {
 		o.set |= optKey
-		o.keyed = func(int) any { return &rendezvous[T, K]{key: key, seed: maphash.MakeSeed()} }
+		o.keyed = func(bool) any { return &rendezvous[T, K]{key: key, seed: maphash.MakeSeed()} }
 	}
 }
 
 // keyedFor makes the keyed dispatch WithKey or WithConsistentHash asked
-// for, for a pool or router (owner, for messages) whose jobs (noun) are T:
-// a gate, or a pin.
-func keyedFor[T any](o *options, n int, owner, noun string) (keyGate[T], keyPin[T]) {
-	if o.newMailbox != nil {
-		panic("crew: WithKey and WithConsistentHash need the " + owner + "'s own mailbox: drop WithMailbox")
-	}
-	switch k := o.keyed(n).(type) {
+// for, for a router whose messages are T: a gate, or a pin.
+func keyedFor[T any](o *options) (keyGate[T], keyPin[T]) {
+	switch k := keyed(o, false, "router", "messages").(type) {
 	case keyGate[T]:
 		return k, nil
 	case keyPin[T]:
 		return nil, k
 	}
-	panic(fmt.Sprintf("crew: WithKey or WithConsistentHash: the key function does not take %T %s", *new(T), noun))
+	panic(keyMismatch[T]("messages"))
+}
+
+// poolKeysFor makes the keyed dispatch WithKey or WithConsistentHash asked
+// for, for a pool whose jobs are T: a flow per key, or a pin.
+func poolKeysFor[T any](o *options) (keyFlows[T], keyPin[T]) {
+	switch k := keyed(o, true, "pool", "jobs").(type) {
+	case keyFlows[T]:
+		return k, nil
+	case keyPin[T]:
+		return nil, k
+	}
+	panic(keyMismatch[T]("jobs"))
+}
+
+func keyed(o *options, pool bool, owner, noun string) any {
+	if o.newMailbox != nil {
+		panic("crew: WithKey and WithConsistentHash need the " + owner + "'s own mailbox: drop WithMailbox")
+	}
+	return o.keyed(pool)
+}
+
+func keyMismatch[T any](noun string) string {
+	return fmt.Sprintf("crew: WithKey or WithConsistentHash: the key function does not take %T %s", *new(T), noun)
 }
 
 // A keyGate holds back the jobs of a busy key (WithKey). Its owner guards
@@ -95,6 +119,63 @@ type keyGate[T any] interface {
 	// active reports the keys with a job dispatched.
 	active() int
 }
+
+// keyFlows is a keyed pool's table of flows (WithKey), one per key with a
+// job queued or running, each with a limit of 1, so that the key's jobs
+// run one at a time, in order. Its owner guards it with a lock.
+type keyFlows[T any] interface {
+	// flow returns the flow of job's key, made if the key has none.
+	flow(job T) *flow[T]
+	// release forgets f, the flow of job's key, which has no job left.
+	release(f *flow[T], job T)
+	// active reports the keys with a flow.
+	active() int
+}
+
+// keyFlowTable is WithKey's keyFlows for a pool.
+type keyFlowTable[T any, K comparable] struct {
+	key  func(T) K
+	m    map[K]*flow[T]
+	free []*flow[T]          // released flows, reused by the next keys
+	bufs *slabs[prioItem[T]] // the flows' buffers, recycled process-wide
+}
+
+func newKeyFlows[T any, K comparable](key func(T) K) *keyFlowTable[T, K] {
+	return &keyFlowTable[T, K]{key: key, m: make(map[K]*flow[T]), bufs: shared[slabs[prioItem[T]]]()}
+}
+
+func (t *keyFlowTable[T, K]) flow(job T) *flow[T] {
+	k := t.key(job)
+	if k != k {
+		// A NaN (or a key holding one) would never be found again: its
+		// entry would stay, and its jobs would not keep their order.
+		panic("crew: WithKey: the key function returned a key that equals no key (NaN)")
+	}
+	if f, ok := t.m[k]; ok {
+		return f
+	}
+	var f *flow[T]
+	if n := len(t.free); n > 0 {
+		f, t.free = t.free[n-1], t.free[:n-1]
+	} else {
+		f = &flow[T]{limit: 1, q: ring[prioItem[T]]{bufs: t.bufs}}
+	}
+	t.m[k] = f
+	return f
+}
+
+func (t *keyFlowTable[T, K]) release(f *flow[T], job T) {
+	delete(t.m, t.key(job))
+	// A flow that held a burst gives its buffer back to be recycled; a
+	// small one stays with the flow. The free list is never longer than
+	// the most keys with jobs at once.
+	if len(f.q.buf) > minRingSlots {
+		f.q.release()
+	}
+	t.free = append(t.free, f)
+}
+
+func (t *keyFlowTable[T, K]) active() int { return len(t.m) }
 
 // A keyPin maps each job to the worker its key is pinned to
 // (WithConsistentHash).

@@ -140,7 +140,7 @@ func TestKeyedPoolSkipsAStoppedWorkerForNewKeys(t *testing.T) {
 		return nil
 	}, crew.WithKey(jobKey), crew.WithDeadLetters(func(crew.DeadLetter) {}))
 	require.NoError(t, p.Submit(context.Background(), keyedJob{key: -1}))
-	until(t, func() bool { return crew.PoolStoppedWorkers(p) == 1 })
+	until(t, func() bool { return crew.PoolDeadWorkers(p) == 1 })
 	for k := range 100 {
 		require.NoError(t, p.Submit(context.Background(), keyedJob{key: k}), "key %d", k)
 	}

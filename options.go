@@ -78,11 +78,9 @@ type options struct {
 	deadLetters func(DeadLetter)
 	onError     func(error)
 	strategy    Strategy
-	labels      []string // pprof labels of the actor's goroutine (pool workers)
-	pooled      bool     // a pool's worker: its handler recovers panics itself
 
 	// pools only
-	keyed         func(workers int) any // makes a keyGate[T] or keyPin[T] (WithKey, WithConsistentHash)
+	keyed         func(pool bool) any // makes a keyFlows[T] for a pool, a keyGate[T] for a router, or a keyPin[T] (WithKey, WithConsistentHash)
 	queueSize     int
 	parent        context.Context
 	cancelOnError bool

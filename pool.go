@@ -67,7 +67,10 @@ type Pool[T any] struct {
 	ctx           context.Context // the pool's context, which jobs receive
 	cancel        context.CancelCauseFunc
 	cancelOnError bool
+	watch         bool             // ctx's parent can end: dispatches read ctx (see seesStop)
+	perWorker     int              // the bound per worker (1+queue size), or 0: Resize moves the bound with it
 	sink          func(DeadLetter) // the user's dead-letter sink, or nil
+	noWorker      error            // what a Submit gets once every worker has died: it names the pool and matches ErrNoRoutee
 
 	// The dispatcher's fields change with every job: no line of theirs is
 	// shared with the fields above.
@@ -75,11 +78,15 @@ type Pool[T any] struct {
 	d dispatcher[T]
 	_ [64]byte
 
-	exits atomic.Int64 // jobs that called runtime.Goexit, ending their worker
+	// Written as jobs fail or run inline, read by Stats.
+	failed, panicked, inline atomic.Int64
 
-	errs errorSet // the jobs' errors
-
-	resizing sync.Mutex // serializes Resize, and Wait's look at the workers
+	errs       errorSet       // the jobs' errors
+	waiters    sync.Pool      // of *waiter[task[T]], for blocked Submits
+	goroutines sync.WaitGroup // the workers' goroutines
+	resizing   sync.Mutex     // serializes Resize, and Wait's look at the workers
+	unwatch    func() bool    // stops the watch of ctx that refuses the blocked Submits once it ends
+	refused    chan struct{}  // closed once that watch has refused them
 
 	waitOnce sync.Once
 	result   error
@@ -120,74 +127,62 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		cancelOnError: o.cancelOnError,
 		errs:          errorSet{all: o.allErrors},
 		sink:          o.deadLetters,
+		refused:       make(chan struct{}),
 	}
+	d := &p.d
 	if o.keyed != nil {
-		p.d.keys, p.d.pin = keyedFor[T](o, n, "pool", "jobs")
+		d.keys, d.pin = poolKeysFor[T](o)
 	}
-	var mb Mailbox[T]
 	if o.newMailbox != nil {
 		f, ok := o.newMailbox.(func() Mailbox[T])
 		if !ok {
 			panic(fmt.Sprintf("crew: WithMailbox: a %T does not make mailboxes for %T jobs", o.newMailbox, *new(T)))
 		}
-		mb = made(f())
+		d.own.mb = made(f())
+		if dr, ok := d.own.mb.(Dropper[T]); ok {
+			// The hook runs inside Enqueue, under the dispatcher's lock:
+			// keep the job for its dead letter, delivered once the lock is
+			// released (see evictions).
+			dr.OnDrop(func(job T, _ error) { d.evicted = append(d.evicted, job) })
+		}
 	}
 	if p.name == "" {
 		p.name = "pool-" + strconv.FormatInt(poolSeq.Add(1), 10)
 	}
+	p.noWorker = &noWorkerError{pool: p.name}
 	parent := o.parent
 	if parent == nil {
 		parent = context.Background()
 	}
+	p.watch = parent.Done() != nil
 	p.ctx, p.cancel = context.WithCancelCause(parent)
-	s := o.strategy
-	if s == nil {
-		s = SmallestMailbox()
+	d.strategy = o.strategy
+	if d.strategy == nil {
+		d.strategy = SmallestMailbox()
 	}
-	if mb != nil {
-		p.d.useMailbox(mb)
-	}
-	p.d.init(n, s, p.ctx, parent)
-	p.d.backlog.bufs = shared[slabs[T]]()
-	p.d.batched.bufs = shared[slabs[prioItem[queued[T]]]]()
-	p.d.ready.bufs = p.d.batched.bufs
-	p.d.letter = p.letter
-	p.d.noWorker = &noWorkerError{pool: p.name}
 	switch {
 	case o.queueSize > 0:
-		p.d.perWorker = 1 + min(o.queueSize, math.MaxInt/maxWorkers-1) // no overflow
-	case mb == nil && o.keyed == nil:
-		p.d.perWorker = 1 + DefaultQueueSize
+		p.perWorker = 1 + min(o.queueSize, math.MaxInt/maxWorkers-1) // no overflow
+	case d.own.mb == nil && o.keyed == nil:
+		p.perWorker = 1 + DefaultQueueSize
 	}
-	p.d.limit = n * p.d.perWorker
-	p.d.workers = make([]*worker[T], n)
-	all := make([]worker[T], n) // side by side, each on lines of its own
-	for i := range p.d.workers {
-		p.d.workers[i] = p.startWorker(&all[i], i, false)
+	d.own.q.bufs = shared[slabs[prioItem[T]]]()
+	d.limit = n * p.perWorker
+	d.live = n
+	d.idle.bits = make([]uint64, (n+63)/64)
+	d.workers = make([]*worker[T], n)
+	for i := range d.workers {
+		d.workers[i] = newWorker(p, i)
 	}
+	for _, w := range d.workers {
+		w.start()
+	}
+	p.unwatch = context.AfterFunc(p.ctx, p.refuseAll)
 	return p
 }
 
 // maxWorkers is the most workers a pool may have.
 const maxWorkers = 1 << 24
-
-// startWorker starts w as the worker with index i; one started away takes
-// no job until it joins the pool (Resize).
-func (p *Pool[T]) startWorker(w *worker[T], i int, away bool) *worker[T] {
-	*w = worker[T]{pool: p, index: i, keyed: p.d.keys != nil, away: away}
-	w.ctx = context.WithValue(p.ctx, workerKey{}, w)
-	wo := options{
-		onError:    w.exited,
-		pooled:     true,
-		labels:     []string{"crew.pool", p.name, "crew.worker", strconv.Itoa(i)},
-		newMailbox: func() Mailbox[T] { return workerBox[T]{w} },
-	}
-	// The actor's own context never ends: the pool stops its workers in
-	// Wait, after the last job, and skips jobs itself once its context
-	// ends, so that every accepted job is accounted for.
-	w.ref = spawn(context.Background(), w.run, &wo, p.name+"-"+strconv.Itoa(i))
-	return w
-}
 
 // Submit gives job to the pool and returns nil once the pool holds it: it
 // does not wait for the job to run, Wait does. The job runs with the pool's
@@ -228,61 +223,125 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	// offer is called here, as in Batch.Submit, not through a helper that
-	// both share: the call saved on the way of nearly every job measured
-	// 5-15% of a job's cost (BenchmarkPool, one submitter).
-	t := task[T]{job: job}
-	var a after[T]
-	v, w, err := p.d.offer(t, mayWait, &a)
-	a.run(&p.d)
-	if v == accepted {
-		return nil
-	}
-	return p.settle(ctx, t, v, w, err)
+	return p.submit(ctx, task[T]{job: job, f: &p.d.own})
 }
 
-// settle is what Submit does with offer's verdict on t: wait, as w, if
-// the pool is full, or run t inline if it is a job's own.
-func (p *Pool[T]) settle(ctx context.Context, t task[T], v verdict, w *waiter[task[T]], err error) error {
-	switch v {
-	case waiting:
+// submit is Submit's and Batch.Submit's: it offers t to the dispatcher, and
+// waits for room if the pool is full, unless t comes from a job of its
+// flow's (then it runs t inline).
+func (p *Pool[T]) submit(ctx context.Context, t task[T]) error {
+	var a after[T]
+	v, w, err := p.d.offer(t, mayWait, &p.waiters, p.seesStop(), &a)
+	a.run(p)
+	if v == noWaiter { // the first Submit to block on this processor: make it a waiter, and try again
+		p.waiters.Put(&waiter[task[T]]{ready: make(chan struct{}, 1)})
+		return p.submit(ctx, t)
+	}
+	switch {
+	case v == accepted:
+		return nil
+	case !p.own(ctx, t.f.batch):
+	case v == waiting:
 		// A job's own Submit must not wait: it is let in, or run inline.
 		// Rare enough to take the queued Submit back out.
-		if p.own(ctx, t.b) {
-			if p.d.withdraw(w) {
-				p.d.waiters.Put(w)
-				return p.submitOwn(ctx, t)
-			}
+		if !p.d.withdraw(w) {
 			err := w.outcome() // the pool decided first
-			p.d.waiters.Put(w)
-			if err == ErrPoolClosed || err == ErrBatchClosed { // refused as new by Wait: a job's own is not new
-				return p.submitOwn(ctx, t)
+			p.waiters.Put(w)
+			if err != ErrPoolClosed && err != ErrBatchClosed { // refused as new by Wait: a job's own is not new
+				return err
 			}
-			return err
+		} else {
+			p.waiters.Put(w)
 		}
-		return p.await(ctx, w)
-	case shut, batchShut:
-		if p.own(ctx, t.b) {
-			return p.submitOwn(ctx, t)
-		}
+		return p.submitOwn(ctx, t)
+	case v == shut, v == batchShut:
+		return p.submitOwn(ctx, t)
 	}
-	return p.refusal(v, err, t.b)
+	if v == waiting {
+		return p.await(ctx, w)
+	}
+	return p.refusal(v, err, t.f.batch)
 }
 
-// submitOwn is the Submit of a job that a job of the pool (or of batch
-// t.b) submits with its context, which never waits: on a full pool it runs
-// the job inline.
+// submitOwn is the Submit of a job that a job of the pool (or of t's batch)
+// submits with its context, which never waits: on a full pool it runs the
+// job inline.
 func (p *Pool[T]) submitOwn(ctx context.Context, t task[T]) error {
 	var a after[T]
-	v, _, err := p.d.offer(t, fromJob, &a)
-	a.run(&p.d)
+	v, _, err := p.d.offer(t, fromJob, nil, p.seesStop(), &a)
+	a.run(p)
 	if v != full {
-		return p.refusal(v, err, t.b)
+		return p.refusal(v, err, t.f.batch)
 	}
-	if t.b != nil {
-		t.b.runInline(t.job)
+	if b := t.f.batch; b != nil {
+		b.runInline(t.job)
 	} else {
 		p.caller(ctx).runInline(t.job)
+	}
+	return nil
+}
+
+// await blocks a Submit queued as w until the pool accepts or refuses its
+// job (refusing it once Wait begins or the pool's context ends), or ctx
+// ends first.
+func (p *Pool[T]) await(ctx context.Context, w *waiter[task[T]]) error {
+	var err error
+	if done := ctx.Done(); done == nil { // a context that never ends: a receive costs less than a select
+		err = w.outcome()
+	} else {
+		select {
+		case <-w.ready:
+			err, w.err = w.err, nil
+		case <-done:
+			err = ctx.Err()
+			if !p.d.withdraw(w) {
+				err = w.outcome() // the pool decided first
+			}
+		}
+	}
+	p.waiters.Put(w)
+	return err
+}
+
+// refusal is what Submit returns for a verdict other than waiting, for a
+// job of batch b, or of the pool if b is nil.
+func (p *Pool[T]) refusal(v verdict, err error, b *Batch[T]) error {
+	switch v {
+	case accepted:
+		return nil
+	case shut:
+		return ErrPoolClosed
+	case ended:
+		return ctxErr(p.ctx)
+	case noWorker:
+		return p.noWorker
+	case batchShut:
+		return ErrBatchClosed
+	case batchEnded:
+		return b.ctxErr()
+	}
+	return err
+}
+
+// ctxErr returns ctx.Err(), or context.Canceled while ctx is being
+// canceled: its cancellation runs after the dispatcher's lock that
+// stopped dispatching is released.
+func ctxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return context.Canceled
+}
+
+// seesStop returns the cause of the pool context's end if the context can
+// end by its parent and has, else nil: a dispatch reads it before it takes
+// the dispatcher's lock (a read under the lock would cost the holder a
+// cache line it should not wait for), and the dispatcher records it (see
+// dispatcher.stop). The pool's own cancellations record theirs as they
+// cancel.
+func (p *Pool[T]) seesStop() error {
+	if p.watch && p.ctx.Err() != nil {
+		return context.Cause(p.ctx)
 	}
 	return nil
 }
@@ -295,9 +354,13 @@ func (p *Pool[T]) TrySubmit(job T) bool {
 	if p.isNil != nil && p.isNil(job) {
 		panic("crew: TrySubmit: nil job")
 	}
+	return p.trySubmit(task[T]{job: job, f: &p.d.own})
+}
+
+func (p *Pool[T]) trySubmit(t task[T]) bool {
 	var a after[T]
-	v, _, _ := p.d.offer(task[T]{job: job}, noWait, &a)
-	a.run(&p.d)
+	v, _, _ := p.d.offer(t, noWait, nil, p.seesStop(), &a)
+	a.run(p)
 	return v == accepted
 }
 
@@ -333,30 +396,39 @@ func (p *Pool[T]) own(ctx context.Context, b *Batch[T]) bool {
 // Wait may be called more than once, from any goroutine but the pool's own
 // jobs (which would wait for themselves); every call returns the same.
 func (p *Pool[T]) Wait() error {
-	if p.d.drained == nil {
+	if p.refused == nil {
 		panic("crew: Wait: the Pool was not made by NewPool, NewGroup or WithContext")
 	}
 	p.waitOnce.Do(func() {
-		p.d.close()
-		<-p.d.drained
-		if !p.d.unwatch() {
-			<-p.d.refused // the context ended: refuseAll ran, or runs
+		<-p.close()
+		if !p.unwatch() {
+			<-p.refused // the context ended: refuseAll ran, or runs
 		}
 		p.resizing.Lock() // Resize does nothing once the pool is closed: the workers stay as they are
 		defer p.resizing.Unlock()
-		for _, w := range p.d.workers {
-			w.ref.Stop() // every worker is idle
+		for _, w := range p.d.stopping() {
+			close(w.jobs) // it is idle, or about to be: no job is held
 		}
-		for _, w := range p.d.workers {
-			<-w.ref.Done()
-		}
-		for _, w := range p.d.gone {
-			<-w.ref.Done()
-		}
+		p.goroutines.Wait()
 		p.result = p.outcome()
 		p.cancel(nil)
 	})
 	return p.result
+}
+
+// close closes the pool to new jobs, refusing the blocked Submits, and
+// returns a channel closed once no job is held.
+func (p *Pool[T]) close() <-chan struct{} {
+	list, drained := p.d.close(make(chan struct{}))
+	refuse(list, ErrPoolClosed) // their jobs are new: refuse them
+	return drained
+}
+
+// refuseAll answers every blocked Submit with the pool context's error,
+// once that context is done; context.AfterFunc runs it.
+func (p *Pool[T]) refuseAll() {
+	defer close(p.refused)
+	refuse(p.d.stopAll(context.Cause(p.ctx)), p.ctx.Err())
 }
 
 // outcome is what Wait returns.
@@ -364,13 +436,76 @@ func (p *Pool[T]) outcome() error {
 	if err := p.errs.result(); err != nil {
 		return err
 	}
-	p.d.mu.Lock()
-	skipped := p.d.skipped // by batches, for their own contexts
-	p.d.mu.Unlock()
-	if p.Stats().Canceled > skipped {
+	if p.d.skippedOwn() {
 		return context.Cause(p.ctx)
 	}
 	return nil
+}
+
+// record keeps err, a job's of the pool, for Wait and, if it is the first
+// and the pool cancels on error, cancels the pool's context with it, once
+// dispatching stopped.
+func (p *Pool[T]) record(err error) {
+	if p.errs.add(err, p.ctx) && p.cancelOnError {
+		p.stop(err)
+	}
+}
+
+// stop stops dispatching, then cancels the pool's context with cause: no
+// dispatch runs a job after a job could see the context end. The blocked
+// Submits are refused with the context's error.
+func (p *Pool[T]) stop(cause error) {
+	list := p.d.stopAll(cause)
+	p.cancel(cause)
+	refuse(list, p.ctx.Err())
+}
+
+// fail records the error of a job of batch b, or of the pool if b is nil.
+func (p *Pool[T]) fail(err error, b *Batch[T]) {
+	p.failed.Add(1)
+	var pe *panicError
+	if errors.As(err, &pe) {
+		p.panicked.Add(1)
+	}
+	if b != nil {
+		b.record(err)
+		return
+	}
+	p.record(err)
+}
+
+// deadLetters delivers the dead letters of jobs that will never run, left
+// with target, then counts them out.
+func (p *Pool[T]) deadLetters(tasks []task[T], target string, reason error) {
+	if len(tasks) == 0 {
+		return
+	}
+	for _, t := range tasks {
+		sink := p.sink
+		if b := t.f.batch; b != nil {
+			sink = b.sink
+		}
+		d := DeadLetter{Message: t.job, Target: target, Reason: reason}
+		if sink != nil {
+			sink(d)
+		} else {
+			logDeadLetter(d)
+		}
+	}
+	var a after[T]
+	p.d.lost(tasks, &a)
+	a.run(p)
+}
+
+// evictions delivers the dead letters of the jobs the backlog mailbox
+// evicted.
+func (p *Pool[T]) evictions() {
+	jobs := p.d.takeEvicted()
+	tasks := make([]task[T], len(jobs))
+	for i, job := range jobs {
+		tasks[i] = task[T]{job: job, f: &p.d.own}
+	}
+	p.deadLetters(tasks, p.name, ErrEvicted)
 }
 
 // Context returns the pool's context: the one its jobs receive.

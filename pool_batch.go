@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"sync"
 	"sync/atomic"
 )
 
@@ -41,39 +40,20 @@ var ErrBatchClosed = errors.New("crew: batch closed")
 // of the batch's Wait. Every batch must reach Wait, which releases its
 // context.
 type Batch[T any] struct {
-	// What workers read of a batch, on one cache line: set by NewBatch,
-	// then only read, but for two flags written once or rarely, which the
-	// pool's dispatcher lock guards.
-	pool    *Pool[T]
-	jobCtx  jobContext                 // ctx, marked as the batch's, for its jobs (see Pool.own)
-	queue   *ring[prioItem[queued[T]]] // WithLimit: the jobs over the limit, oldest first; guarded by the lock
-	sink    func(DeadLetter)           // the batch's dead-letter sink, else the pool's, or nil
-	closed  bool                       // Wait began
-	stopped bool                       // the batch's context was seen done: its jobs in the backlog are skipped
+	pool   *Pool[T]
+	jobCtx jobContext // the batch's context, marked as the batch's for its jobs (see Pool.own)
+	cancel context.CancelCauseFunc
+	sink   func(DeadLetter) // the batch's dead-letter sink, else the pool's, or nil
 
-	// What Submits read, set by NewBatch, and write, guarded by the pool's
-	// dispatcher lock, apart from what workers write, so that the two do
-	// not take each other's cache line for every job. held is accepted -
-	// ended, where ended is handled + canceled + dropped.
-	limit      int // WithLimit, or 0
-	ctx        context.Context
-	cancel     context.CancelCauseFunc
-	accepted   int       // jobs accepted
-	prev, next *Batch[T] // in the pool's list of batches not waited for
-	_          [64]byte
+	// Guarded by the pool's dispatcher lock.
+	flow       flow[T]       // the batch's jobs not ended: queued, running, and its limit
+	stop       error         // the cause of the batch context's end, once a dispatch saw it: its jobs not dispatched are skipped
+	done       jobCounts     // the jobs that ended
+	drained    chan struct{} // made by Wait, which closes the batch; closed once no job of the batch is held
+	prev, next *Batch[T]     // in the pool's list of batches not waited for
 
-	// Guarded by the pool's dispatcher lock: what workers write.
-	handled  int64            // jobs that ran
-	canceled int64            // jobs skipped
-	dropped  int64            // jobs dropped when every worker died
-	waiter   *waiter[task[T]] // Wait's, while it waits for held to reach 0
-
-	failed, panicked, inline atomic.Int64
-
-	errs errorSet // the jobs' errors
-
-	waitOnce sync.Once
-	result   error
+	inline atomic.Int64 // jobs its jobs ran inline
+	errs   errorSet     // the jobs' errors
 }
 
 // NewBatch starts a batch of jobs on p, and returns it with its context,
@@ -93,10 +73,10 @@ func (p *Pool[T]) NewBatch(ctx context.Context, opts ...Option) (*Batch[T], cont
 	if ctx == nil {
 		panic("crew: NewBatch: nil context")
 	}
-	if p.d.drained == nil {
+	if p.refused == nil {
 		panic("crew: NewBatch: the Pool was not made by NewPool, NewGroup or WithContext")
 	}
-	if !p.d.plain {
+	if p.d.own.mb != nil || p.d.keys != nil || p.d.pin != nil {
 		panic("crew: NewBatch: batches need the pool's default backlog: a pool with WithMailbox, WithKey or WithConsistentHash takes none")
 	}
 	var o options
@@ -104,19 +84,18 @@ func (p *Pool[T]) NewBatch(ctx context.Context, opts ...Option) (*Batch[T], cont
 		o = collect(opts)
 		o.only("NewBatch", batchOpts)
 	}
-	b := &Batch[T]{pool: p, limit: o.limit, sink: o.deadLetters, errs: errorSet{all: o.allErrors}}
+	b := &Batch[T]{pool: p, sink: o.deadLetters, errs: errorSet{all: o.allErrors}}
 	if b.sink == nil {
 		b.sink = p.sink
 	}
-	b.ctx, b.cancel = context.WithCancelCause(ctx)
-	b.jobCtx = jobContext{b.ctx, b}
-	if b.limit > 0 {
-		b.queue = &ring[prioItem[queued[T]]]{bufs: p.d.batched.bufs}
-	}
+	b.flow = flow[T]{limit: o.limit, batch: b, q: ring[prioItem[T]]{bufs: p.d.own.q.bufs}}
+	var bctx context.Context
+	bctx, b.cancel = context.WithCancelCause(ctx)
+	b.jobCtx = jobContext{bctx, b}
 	p.d.mu.Lock()
 	p.d.batches.push(b)
 	p.d.mu.Unlock()
-	return b, b.ctx
+	return b, bctx
 }
 
 // Submit gives job to the batch's pool, as Pool.Submit does, and returns nil
@@ -146,19 +125,12 @@ func (b *Batch[T]) Submit(ctx context.Context, job T) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if ctx != b.ctx { // else just read
-		if err := b.ctx.Err(); err != nil && !p.own(ctx, b) {
+	if ctx != b.jobCtx.Context { // else just read
+		if err := b.jobCtx.Err(); err != nil && !p.own(ctx, b) {
 			return b.refusal(err)
 		}
 	}
-	t := task[T]{job: job, b: b}
-	var a after[T]
-	v, w, err := p.d.offer(t, mayWait, &a)
-	a.run(&p.d)
-	if v == accepted {
-		return nil
-	}
-	return p.settle(ctx, t, v, w, err)
+	return p.submit(ctx, task[T]{job: job, f: &b.flow})
 }
 
 // TrySubmit gives job to the batch's pool if it has room right now, without
@@ -170,13 +142,10 @@ func (b *Batch[T]) TrySubmit(job T) bool {
 	if p.isNil != nil && p.isNil(job) {
 		panic("crew: Batch.TrySubmit: nil job")
 	}
-	if b.ctx.Err() != nil {
+	if b.jobCtx.Err() != nil {
 		return false
 	}
-	var a after[T]
-	v, _, _ := p.d.offer(task[T]{job: job, b: b}, noWait, &a)
-	a.run(&p.d)
-	return v == accepted
+	return p.trySubmit(task[T]{job: job, f: &b.flow})
 }
 
 // Wait closes the batch to new jobs (a job's own Submit aside), waits until
@@ -196,34 +165,27 @@ func (b *Batch[T]) Wait() error {
 	if b.pool == nil {
 		panic("crew: Batch.Wait: the Batch was not made by Pool.NewBatch")
 	}
-	b.waitOnce.Do(func() {
-		d := &b.pool.d
-		w := d.waiters.Get().(*waiter[task[T]])
-		d.mu.Lock()
-		b.closed = true
-		refused := d.waiting.extract(b.owns)
-		// The batch stays in the pool's list while its jobs run, so that
-		// Shutdown cancels them and the death of the last worker drops
-		// those over its limit.
-		wait := b.held() > 0
-		if wait {
-			b.waiter = w
-		} else {
-			d.batches.remove(b)
-		}
-		d.mu.Unlock()
-		refuse(refused, ErrBatchClosed)
-		if wait {
-			<-w.ready
-			d.mu.Lock()
-			d.batches.remove(b)
-			d.mu.Unlock()
-		}
-		d.waiters.Put(w)
-		b.result = b.outcome()
-		b.cancel(nil)
-	})
-	return b.result
+	d := &b.pool.d
+	ch := make(chan struct{})
+	d.mu.Lock()
+	var refused *waiter[task[T]]
+	if b.drained == nil {
+		b.drained = ch
+		refused = d.extract(b)
+		b.release()
+	}
+	drained := b.drained
+	d.mu.Unlock()
+	refuse(refused, ErrBatchClosed)
+	<-drained
+	// The batch stays in the pool's list while its jobs run, so that
+	// Shutdown cancels them.
+	d.mu.Lock()
+	d.batches.remove(b)
+	err := b.outcome()
+	d.mu.Unlock()
+	b.cancel(nil)
+	return err
 }
 
 // refusal is what Submit returns, for a job that is not one of the batch's
@@ -234,27 +196,27 @@ func (b *Batch[T]) refusal(err error) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	switch {
-	case d.closed:
+	case d.drained != nil:
 		return ErrPoolClosed
-	case b.closed:
+	case b.closed():
 		return ErrBatchClosed
 	}
 	return err
 }
 
-// outcome is what Wait returns, once no job is held.
+// outcome is what Wait returns, once no job is held. d.mu is held.
 func (b *Batch[T]) outcome() error {
 	if err := b.errs.result(); err != nil {
 		return err
 	}
-	if b.canceled > 0 {
-		if err := context.Cause(b.ctx); err != nil {
+	if b.done.canceled > 0 {
+		if err := context.Cause(b.jobCtx.Context); err != nil {
 			return err
 		}
 		return context.Cause(b.pool.ctx)
 	}
-	if b.dropped > 0 {
-		return b.pool.d.noWorker
+	if b.done.dropped > 0 {
+		return b.pool.noWorker
 	}
 	return nil
 }
@@ -278,8 +240,8 @@ func WithLimit(n int) Option {
 // the batch's Wait they are exact.
 type BatchStats struct {
 	Submitted int64 // jobs accepted: Completed + Canceled + Dropped + Queued + Running
-	Queued    int   // jobs accepted and not taken by a worker yet: in the pool's backlog, over the batch's limit, or handed to a worker that has not started them
-	Running   int   // jobs dispatched and not ended
+	Queued    int   // jobs accepted and not dispatched yet: in the pool's backlog, or over the batch's limit
+	Running   int   // jobs dispatched (taken by a worker, or granted to one) and not ended
 	Completed int64 // jobs that ran, failed or not (Inline ones too)
 	Failed    int64 // jobs that returned an error, panicked or called runtime.Goexit
 	Panicked  int64 // jobs that panicked
@@ -290,21 +252,18 @@ type BatchStats struct {
 }
 
 // Stats returns a snapshot of the batch's counters. It takes the pool's
-// lock once, for O(the jobs in the pool's backlog + workers): it counts
-// the batch's jobs there, so that running ones cost nothing to count.
+// lock once, for O(1).
 func (b *Batch[T]) Stats() BatchStats {
-	s := BatchStats{Limit: b.limit}
+	s := BatchStats{Limit: b.flow.limit}
 	// Read the inline jobs first, as Pool.Stats does.
 	s.Inline = b.inline.Load()
-	s.Failed = b.failed.Load()
-	s.Panicked = b.panicked.Load()
+	s.Failed, s.Panicked = b.errs.counts()
 	d := &b.pool.d
 	d.mu.Lock()
-	s.Queued = d.queuedOf(b)
-	s.Running = b.held() - s.Queued
-	s.Submitted = int64(b.accepted) + s.Inline
-	s.Completed = b.handled + s.Inline
-	s.Canceled, s.Dropped = b.canceled, b.dropped
+	s.Queued, s.Running = b.flow.queued(), b.flow.running
+	s.Completed = b.done.completed + s.Inline
+	s.Canceled, s.Dropped = b.done.canceled, b.done.dropped
 	d.mu.Unlock()
+	s.Submitted = s.Completed + s.Canceled + s.Dropped + int64(s.Queued+s.Running)
 	return s
 }

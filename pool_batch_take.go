@@ -6,111 +6,91 @@ import (
 	"github.com/sourcegraph/conc/panics"
 )
 
-// A batch's side of the dispatcher: counting its jobs in and out, holding
-// back those over its limit, and recording its errors.
+// A batch's side of the dispatcher: its state as the dispatcher reads it,
+// counting its jobs out, and recording its errors. The methods that say
+// so run under the pool's dispatcher lock.
 
-// free reports whether a job of the batch may be accepted and dispatched
-// at once: the batch is open, its context not seen done, and under its
-// limit. d.mu is held.
-func (b *Batch[T]) free() bool {
-	return !b.closed && !b.stopped && (b.limit == 0 || b.admitted() < b.limit)
-}
+// closed reports whether the batch's Wait began. d.mu is held.
+func (b *Batch[T]) closed() bool { return b.drained != nil }
 
-// admitted reports the batch's jobs dispatched or in the pool's backlog:
-// those held and not over its limit, at most limit. d.mu is held.
-func (b *Batch[T]) admitted() int {
-	if b.queue == nil {
-		return b.held()
+// held reports the batch's jobs accepted and not ended. d.mu is held.
+func (b *Batch[T]) held() int { return b.flow.queued() + b.flow.running }
+
+// seesDone reports whether the batch's context is done, as a dispatch of
+// one of its jobs sees it: once one has seen it (stop), every later one
+// skips. d.mu is held.
+func (b *Batch[T]) seesDone() bool {
+	if b.stop == nil && b.jobCtx.Err() != nil {
+		b.stop = context.Cause(b.jobCtx.Context)
 	}
-	return b.held() - b.queue.n
+	return b.stop != nil
 }
 
-// held reports the jobs accepted and not ended. d.mu is held.
-func (b *Batch[T]) held() int { return b.accepted - int(b.handled+b.canceled+b.dropped) }
+// ctxErr is what a Submit of the batch gets once its context is done.
+func (b *Batch[T]) ctxErr() error { return ctxErr(b.jobCtx.Context) }
 
-// accept counts in a job of the batch, and reports whether it may be
-// dispatched now (the batch is under its limit); if not, the caller queues
-// it. d.mu is held.
-func (b *Batch[T]) accept() bool {
-	ok := b.limit == 0 || b.admitted() < b.limit
-	b.accepted++
-	return ok
-}
-
-// done reports whether the batch's context is done, as a worker taking one
-// of its jobs from the backlog sees it: once it has seen that, it skips
-// every later one (stopped). d.mu is held.
-func (b *Batch[T]) done() bool {
-	if !b.stopped && b.jobCtx.Context.Err() != nil { // b.ctx, read from the workers' line
-		b.stopped = true
-	}
-	return b.stopped
-}
-
-// release hands Wait its answer once no job of the batch is left, after
-// the caller counted one out (handled, canceled or dropped). d.mu is held.
-func (b *Batch[T]) release(reply func(*waiter[task[T]])) {
-	if b.waiter != nil && b.held() == 0 {
-		reply(b.waiter)
-		b.waiter = nil
-	}
-}
-
-// endBatch counts out a job of batch b that a worker took and ended (ran,
-// or skipped), and moves the oldest of b's jobs over its limit, if any, to
-// the backlog, in its submission order. d.mu is held.
-func (d *dispatcher[T]) endBatch(b *Batch[T], skipped bool, a *after[T]) {
+// ended counts out a job of the batch that a worker ran, or skipped. d.mu
+// is held.
+func (b *Batch[T]) ended(skipped bool) {
 	if skipped {
-		b.canceled++
-		d.skipped++
+		b.done.canceled++
 	} else {
-		b.handled++
+		b.done.completed++
 	}
-	if b.queue != nil && b.queue.n > 0 {
-		e, _ := b.queue.pop() // takes the place of the job that ended
-		d.overLimit--
-		d.ready.push(e)
+	b.release()
+}
+
+// lost counts out a job of the batch that became a dead letter when every
+// worker died. d.mu is held.
+func (b *Batch[T]) lost() {
+	b.done.dropped++
+	b.release()
+}
+
+// release closes drained once Wait began and no job of the batch is held.
+// d.mu is held.
+func (b *Batch[T]) release() {
+	if b.drained != nil && b.held() == 0 {
+		select {
+		case <-b.drained:
+		default:
+			close(b.drained)
+		}
 	}
-	b.release(a.reply)
 }
 
 // record keeps err for Wait and, if it is the first, cancels the batch's
-// context with it, after which no dispatch runs a job of the batch.
+// context with it, once no dispatch runs a job of the batch any more: its
+// blocked Submits are refused.
 func (b *Batch[T]) record(err error) {
-	if b.errs.add(err, b.ctx) { // as the pool's dispatcher.cancel does
-		d := &b.pool.d
-		d.mu.Lock()
-		b.stopped = true
-		b.cancel(err)
-		blocked := d.waiting.extract(b.owns)
-		d.mu.Unlock()
-		refuse(blocked, b.ctx.Err())
+	if !b.errs.add(err, b.jobCtx.Context) {
+		return
 	}
+	d := &b.pool.d
+	d.mu.Lock()
+	if b.stop == nil {
+		b.stop = err
+	}
+	blocked := d.extract(b)
+	d.mu.Unlock()
+	b.cancel(err)
+	refuse(blocked, b.ctxErr())
 }
-
-// owns reports whether a blocked Submit is the batch's.
-func (b *Batch[T]) owns(w *waiter[task[T]]) bool { return w.msg.b == b }
 
 // runInline runs a job that one of the batch's jobs submitted while the
 // pool was full, on the submitting goroutine; it was never counted in.
 func (b *Batch[T]) runInline(job T) {
 	defer b.finishInline()
 	if err := b.pool.handle(&b.jobCtx, job); err != nil {
-		b.fail(err)
+		b.record(err)
 	}
 }
 
 func (b *Batch[T]) finishInline() {
 	if v := recover(); v != nil {
-		b.panicked.Add(1)
-		b.fail(panicked("job", panics.NewRecovered(1, v)))
+		b.record(panicked("job", panics.NewRecovered(1, v)))
 	}
 	b.inline.Add(1)
-}
-
-func (b *Batch[T]) fail(err error) {
-	b.failed.Add(1)
-	b.record(err)
 }
 
 // A jobContext is a batch's context as its jobs receive it, marked as the
@@ -130,7 +110,10 @@ func (c *jobContext) Value(key any) any {
 
 // A batchList is a pool's list of the batches not waited for yet, linked
 // through them. The dispatcher's lock guards it.
-type batchList[T any] struct{ first *Batch[T] }
+type batchList[T any] struct {
+	first *Batch[T]
+	n     int
+}
 
 func (l *batchList[T]) push(b *Batch[T]) {
 	b.next = l.first
@@ -138,9 +121,14 @@ func (l *batchList[T]) push(b *Batch[T]) {
 		l.first.prev = b
 	}
 	l.first = b
+	l.n++
 }
 
+// remove takes b off the list, if it is there.
 func (l *batchList[T]) remove(b *Batch[T]) {
+	if b.prev == nil && l.first != b {
+		return
+	}
 	if b.prev == nil {
 		l.first = b.next
 	} else {
@@ -150,31 +138,5 @@ func (l *batchList[T]) remove(b *Batch[T]) {
 		b.next.prev = b.prev
 	}
 	b.prev, b.next = nil, nil
-}
-
-// queuedOf reports the jobs of batch b not taken by a worker yet: in the
-// backlog, over its limit, or handed to a worker. d.mu is held.
-func (d *dispatcher[T]) queuedOf(b *Batch[T]) int {
-	n := 0
-	if b.queue != nil {
-		n = b.queue.n
-	}
-	for i := range d.batched.n {
-		if d.batched.buf[(d.batched.head+i)%len(d.batched.buf)].msg.b == b {
-			n++
-		}
-	}
-	for _, e := range d.ready.h {
-		if e.msg.b == b {
-			n++
-		}
-	}
-	for _, w := range d.workers {
-		for i := range w.own.n {
-			if w.own.buf[(w.own.head+i)%len(w.own.buf)].b == b {
-				n++
-			}
-		}
-	}
-	return n
+	l.n--
 }

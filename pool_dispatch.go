@@ -7,20 +7,29 @@ import (
 )
 
 // A dispatcher is the part of a pool that decides which job runs where and
-// when. It holds the backlog (the jobs no worker has taken yet), the idle
+// when. It holds the flows of jobs not dispatched yet (the pool's own, each
+// batch's, each key's) and the order that picks among them, the idle
 // workers, the Submits blocked on a full pool, and the count of jobs held.
 // One lock guards all of it, so that every such decision is made at one
-// instant, in one order that all goroutines agree on. What follows:
+// instant, in one order that all goroutines agree on; under it the
+// dispatcher does queue work only (O(1), or O(log flows) to pick a flow):
+// contexts are canceled, workers woken, Submits answered and dead letters
+// delivered once it is released (see after). What follows:
 //
 //   - A job is dispatched when Submit hands it to an idle worker, which
-//     happens only while the backlog is empty, or when a worker takes it
-//     from the backlog, which every worker does before it goes idle.
-//     Dispatches follow the backlog's order: with the default FIFO backlog,
-//     a job whose Submit returned before another's began is dispatched
-//     first.
-//   - Once a dispatch sees the pool's context done (see stopped), it and every
+//     happens only while no runnable flow has a job waiting, or when a
+//     worker takes it from the order, which every worker does before it
+//     goes idle. Across flows the order dispatches jobs in the order they
+//     were queued; within a flow, in its order. So with the default FIFO
+//     backlog, a job whose Submit returned before another's began is
+//     dispatched first, among the jobs that may run (a flow at its limit,
+//     a busy key, may not).
+//   - Once a dispatch sees the pool's context done (stop), it and every
 //     later one skip their job, and Submit refuses: no job is skipped while
-//     a job dispatched after it runs.
+//     a job dispatched after it runs. The pool's own cancellation (the
+//     first error's, with WithCancelOnError, or Shutdown's) sets stop under
+//     the lock before it cancels the context, once the lock is released:
+//     dispatching stops before a job can see the context end.
 //   - held counts the jobs accepted and not ended, wherever they are. A
 //     job's end is counted under the lock after its handler returned (after
 //     its dead letter, for one that never ran), so Wait, which waits for
@@ -29,77 +38,35 @@ import (
 //   - Blocked Submits wait in a FIFO list; the room a job's end frees goes
 //     to the first of them, before any new Submit can take it.
 type dispatcher[T any] struct {
-	// mu guards the fields below, and each worker's own queue and counters.
-	// It has a cache line of its own: goroutines spinning on it would
-	// otherwise keep taking the line the holder writes from under it.
-	mu spinMutex
-	_  [60]byte
+	mu sync.Mutex // guards the fields below, the flows, and the fields of Batch and worker that say so
 
-	// What every job reads or writes, on two cache lines.
-	backlog    ring[T]           // the backlog of the pool's own jobs, unless WithMailbox made one
-	pushed     uint64            // the jobs pushed to backlog so far: the first has index pushed-backlog.n
-	held       int               // jobs accepted and not ended
-	waiting    waitList[task[T]] // Submits blocked on a full pool, oldest first
-	limit      int               // the most jobs held at once; 0: no bound of the pool's own
-	nidle      int               // idle workers
-	backlogged int64             // jobs that waited in the backlog
-	// stopped records that the pool's context was seen done: from then on
-	// every dispatch skips its job. The pool's own cancellation (the first
-	// error's, with WithCancelOnError) sets it as it cancels. A parent's
-	// cannot, so when the parent can end (watch), every dispatch also reads
-	// the context before it takes the lock (the read costs a cache line
-	// that the lock's holder should not wait for) and sets stopped under the
-	// lock if it was done. A dispatch that read "not done" but took the lock
-	// after one that read "done" skips too: from the first dispatch that
-	// skips, every later one skips, in the order of the lock, which is the
-	// backlog's. refuseAll sets it too, once the context has ended.
-	stopped bool
-	closed  bool  // Wait began: only the jobs' own Submits are accepted
-	plain   bool  // the default backlog, no keys: the lean paths apply
-	live    int32 // workers neither dead nor stopped by Wait
-	cursor  int   // the worker after the one last handed a job
+	held     int               // jobs accepted and not ended
+	limit    int               // the most jobs held at once; 0: no bound of the pool's own
+	running  int               // jobs dispatched and not ended
+	seq      uint64            // the number of the last job queued in a flow
+	own      flow[T]           // the pool's own jobs: its backlog
+	order    order[T]          // the runnable flows
+	keys     keyFlows[T]       // WithKey: a flow per key with jobs, each with a limit of 1
+	pin      keyPin[T]         // WithConsistentHash: jobs queue at their key's worker
+	idle     idleSet           // the workers waiting for a job
+	strategy Strategy          // picks the idle worker that gets a job
+	workers  []*worker[T]      // every worker but the retired ones, in order
+	live     int               // workers neither dead nor retired
+	waiting  waitList[task[T]] // Submits blocked on a full pool, oldest first
+	stop     error             // the cause of the pool context's end, once a dispatch saw it: from then on every dispatch skips
+	drained  chan struct{}     // made by Wait, which closes the pool; closed once no job is held
+	done     jobCounts         // the jobs that ended (counted under the lock, with held)
+	ownSkips int64             // the pool's own jobs skipped (batches count theirs)
+	evicted  []T               // jobs the backlog mailbox evicted, waiting for their dead letters
+	batches  batchList[T]      // the batches not waited for yet, for Shutdown
+}
 
-	idle     []uint64 // one bit per idle worker: parked, or about to be, with nothing to run
-	workers  []*worker[T]
-	strategy Strategy
-	ctx      context.Context // the pool's
-	watch    bool            // ctx's parent can end: dispatches read ctx (see stopped)
-	mb       Mailbox[T]      // the backlog WithMailbox made
-	keys     keyGate[T]      // WithKey: jobs wait behind their key's job here
-	// The backlog of batch jobs (see popBacklog): batched holds those that
-	// may run, in submission order; ready those that became free to run
-	// after they were submitted, released by their batch's limit, in
-	// submission order too. ready is also a keyed pool's whole backlog.
-	// seq numbers their jobs in submission order.
-	batched ring[prioItem[queued[T]]]
-	ready   prioHeap[queued[T]]
-	seq     uint64
-	pin     keyPin[T] // WithConsistentHash: jobs queue at their key's worker
-	upFn    func(int) bool
-	evicted []T   // jobs the backlog mailbox evicted, waiting for their dead letters
-	dropped int64 // jobs evicted, or left behind by workers that died
-
-	// Batches and Resize.
-	batches   batchList[T] // the batches not waited for yet, for Shutdown
-	overLimit int          // batch jobs waiting behind their batch's limit
-	skipped   int64        // batch jobs skipped because their batch's context was done
-	perWorker int          // the bound per worker (1+queue size), or 0: Resize moves limit with it
-	gone      []*worker[T] // workers Resize retired, until Wait has seen them exit
-	retired   retiredStats // what the retired workers that exited had done
-
-	drained   chan struct{} // closed once no job is held after Wait began
-	isDrained bool
-	unwatch   func() bool   // stops the watch of ctx that runs refuseAll
-	refused   chan struct{} // closed once refuseAll has run
-
-	waiters sync.Pool // of *waiter[task[T]]
-
-	// noWorker is what a Submit gets once every worker has died: an error
-	// that names the pool and matches ErrNoRoutee.
-	noWorker error
-
-	// letter delivers the dead letter of a job that will never run.
-	letter func(t task[T], target string, reason error)
+// jobCounts counts how the jobs a pool (or a batch) accepted ended.
+type jobCounts struct {
+	completed  int64 // ran, failed or not
+	canceled   int64 // skipped because a context was done
+	dropped    int64 // evicted by the backlog mailbox, or left with a worker that died
+	backlogged int64 // waited in a flow rather than going straight to an idle worker
 }
 
 // A verdict is what the dispatcher made of a job offered to it.
@@ -115,20 +82,13 @@ const (
 	refused                   // the backlog mailbox refused the job: see the error
 	batchShut                 // the batch's Wait began
 	batchEnded                // the batch's context is done
+	noWaiter                  // the pool is full, and the Submit has no waiter to queue (see offer)
 )
 
-// A task is a job in the dispatcher, with the batch it belongs to, if any.
+// A task is a job in the dispatcher, with the flow it belongs to.
 type task[T any] struct {
 	job T
-	b   *Batch[T]
-}
-
-// A queued is a batch's job waiting to be dispatched, with mark, the number
-// of the pool's own jobs pushed to the backlog before it was accepted: those
-// from index mark on came after it. (A keyed pool's job has no mark.)
-type queued[T any] struct {
-	task[T]
-	mark uint64
+	f   *flow[T]
 }
 
 // How a job is offered to the pool.
@@ -140,230 +100,124 @@ const (
 	fromJob                  // a job's own Submit (see Pool.Submit)
 )
 
-// errWouldBlock is what send returns for a backlog mailbox that is full and
-// would block.
+// errWouldBlock is what a flow's mailbox says when it is full and would
+// block.
 var errWouldBlock = errors.New("crew: the backlog mailbox is full")
 
-func (d *dispatcher[T]) init(n int, s Strategy, ctx, parent context.Context) {
-	d.strategy, d.ctx, d.live = s, ctx, int32(n)
-	d.watch = parent.Done() != nil
-	d.upFn = d.up
-	d.idle = make([]uint64, (n+63)/64)
-	d.drained = make(chan struct{})
-	d.refused = make(chan struct{})
-	d.waiters.New = func() any { return &waiter[task[T]]{ready: make(chan struct{}, 1)} }
-	d.plain = d.mb == nil && d.keys == nil && d.pin == nil
-	d.unwatch = context.AfterFunc(ctx, d.refuseAll)
-}
-
-// useMailbox makes mb the backlog, catching what a DropOldest one evicts.
-func (d *dispatcher[T]) useMailbox(mb Mailbox[T]) {
-	d.mb = mb
-	if dr, ok := mb.(Dropper[T]); ok {
-		// The hook runs inside Enqueue, under d.mu: keep the job for the
-		// dead letters, delivered once the lock is released.
-		dr.OnDrop(func(job T, _ error) { d.evicted = append(d.evicted, job) })
+// noteStop records stop, the cause of the pool context's end that the
+// caller saw before it took the lock (nil if it saw none). d.mu is held.
+func (d *dispatcher[T]) noteStop(stop error) {
+	if stop != nil && d.stop == nil {
+		d.stop = stop
 	}
-}
-
-// seesDone reads, before the lock is taken, whether the pool's context is
-// done, when its parent can end it (see stopped).
-func (d *dispatcher[T]) seesDone() bool { return d.watch && d.ctx.Err() != nil }
-
-// lock takes d.mu, recording that the caller saw the context done.
-func (d *dispatcher[T]) lock(done bool) {
-	d.mu.Lock()
-	if done {
-		d.stopped = true
-	}
-}
-
-// cancel cancels the pool's context with cause, and stops dispatching, in
-// one turn of the lock: no dispatch runs a job after a job could see the
-// context end (the parent of a pool of NewGroup cannot end, so dispatches
-// do not read it), nor skips one before its cause is set.
-func (d *dispatcher[T]) cancel(cancel context.CancelCauseFunc, cause error) {
-	d.lock(true)
-	cancel(cause)
-	d.mu.Unlock()
 }
 
 // offer takes t into the pool if it can. A job's own Submit (fromJob) is
-// accepted after Wait began and, in a keyed pool, beyond the bound; it never
-// waits, and runs its job inline when offer says full. When the pool is
-// full, a Submit that may wait is queued with t, and offer returns waiting
-// and the blocked Submit. Workers to wake are left in a.
-func (d *dispatcher[T]) offer(t task[T], mode offerMode, a *after[T]) (verdict, *waiter[task[T]], error) {
-	done := d.seesDone()
-	if !d.plain {
-		return d.offerAny(t, mode, done, a)
-	}
-	// The default backlog, with room: what nearly every Submit does.
-	d.lock(done)
-	if d.closed || d.stopped || d.live == 0 || d.held >= d.limit || d.waiting.first != nil || t.b != nil && !t.b.free() {
-		d.mu.Unlock()
-		return d.offerAny(t, mode, done, a)
-	}
-	d.held++
-	if t.b != nil {
-		t.b.accepted++ // free: under its limit
-	}
-	if d.nidle > 0 && d.ready.len() == 0 {
-		w := d.takeIdle()
-		w.own.push(t)
-		d.mu.Unlock()
-		a.wake(w)
-		return accepted, nil, nil
-	}
-	var seq uint64
-	if t.b != nil {
-		seq = d.number()
-	}
-	d.enqueue(t, seq)
-	var idle *worker[T]
-	if d.nidle > 0 { // older jobs are ready (a retired worker released them): an idle worker takes them first
-		idle = d.takeIdle()
-	}
-	d.mu.Unlock()
-	if idle != nil {
-		a.wake(idle)
-	}
-	return accepted, nil, nil
-}
-
-// number numbers a batch's job, or a keyed pool's, in submission order. d.mu
-// is held.
-func (d *dispatcher[T]) number() uint64 {
-	d.seq++
-	return d.seq
-}
-
-// enqueue puts a job that may run now, numbered seq if it is a batch's, in
-// a plain pool's backlog. d.mu is held.
-func (d *dispatcher[T]) enqueue(t task[T], seq uint64) {
-	if t.b == nil {
-		d.backlog.push(t.job)
-		d.pushed++
-	} else {
-		d.batched.push(prioItem[queued[T]]{msg: queued[T]{t, d.pushed}, seq: seq})
-	}
-	d.backlogged++
-}
-
-// offerAny is offer for every pool and case.
-func (d *dispatcher[T]) offerAny(t task[T], mode offerMode, done bool, a *after[T]) (verdict, *waiter[task[T]], error) {
-	d.lock(done)
+// accepted after Wait began and, beyond the bound, for a keyed pool or a
+// batch with a limit; it never waits, and runs its job inline when offer
+// says full. When the pool is full, a Submit that may wait is queued as w,
+// and offer returns waiting; with no w, full. What to do once the lock is
+// released is left in a.
+//
+// A Submit that may wait is queued with a waiter from waiters, where the
+// Submits that blocked put them back: offer takes one only when the
+// Submit must wait, and never makes one under the lock (nor does
+// waiters, which has no New): with none, it returns noWaiter, and the
+// caller makes one and offers again.
+func (d *dispatcher[T]) offer(t task[T], mode offerMode, waiters *sync.Pool, stop error, a *after[T]) (verdict, *waiter[task[T]], error) {
+	d.mu.Lock()
 	defer d.mu.Unlock() // also if a mailbox or key function panics
-	b := t.b
+	d.noteStop(stop)
+	b := t.f.batch
 	switch {
-	case d.closed && (mode != fromJob || d.isDrained):
+	case d.drained != nil && (mode != fromJob || d.isDrained()):
 		// A job's own Submit is let in while some job runs: after the pool
 		// drained, it comes from a goroutine a job left behind.
 		return shut, nil, nil
 	case d.live == 0:
 		return noWorker, nil, nil
-	case d.stopped:
+	case d.stop != nil:
 		return ended, nil, nil
-	case b != nil && b.closed && (mode != fromJob || b.held() == 0):
+	case b != nil && b.closed() && (mode != fromJob || b.held() == 0):
 		return batchShut, nil, nil
-	case b != nil && b.stopped:
+	case b != nil && b.stop != nil:
 		return batchEnded, nil, nil
 	}
 	if d.limit > 0 && d.held >= d.limit || d.waiting.first != nil {
 		switch {
-		case mode != fromJob:
-			return d.enlist(mode, t)
-		case d.keys == nil && d.pin == nil && (b == nil || b.limit == 0):
-			return full, nil, nil // run it inline: blocking could deadlock
+		case mode == mayWait:
+			return d.enlist(t, waiters)
+		case mode == noWait, d.keys == nil && d.pin == nil && t.f.limit == 0:
+			return full, nil, nil // for a job's own Submit, run it inline: blocking could deadlock
 		}
 		// A keyed job runs after its key's jobs, and a limited batch's job
 		// within its limit, so never inline: it goes beyond the bound.
 	}
-	var seq uint64
-	if d.keys != nil || t.b != nil {
-		seq = d.number()
-	}
-	if d.keys != nil && !d.keys.enter(t.job, seq) {
-		d.held++
-		return accepted, nil, nil
-	}
-	switch err := d.place(t, seq, a); {
-	case err == errWouldBlock && mode == fromJob:
-		return full, nil, nil
+	switch err := d.place(t, a); {
+	case err == errWouldBlock && mode == mayWait:
+		return d.enlist(t, waiters)
 	case err == errWouldBlock:
-		return d.enlist(mode, t)
+		return full, nil, nil
 	case err != nil:
 		return refused, nil, err
 	}
-	d.held++
 	return accepted, nil, nil
 }
 
-// place sends a job that may run now (its key, if any, is free) on, as
-// send does, unless it belongs to a batch at its limit: then it waits
-// behind the batch's running jobs (see Batch). d.mu is held; the job is
-// not counted in held yet. It fails as send does.
-func (d *dispatcher[T]) place(t task[T], seq uint64, a *after[T]) error {
-	if b := t.b; b != nil { // a plain pool's: send does not fail
-		if !b.accept() {
-			b.queue.push(prioItem[queued[T]]{msg: queued[T]{t, d.pushed}, seq: seq})
-			d.overLimit++
-			d.backlogged++
-			return nil
-		}
+// enlist queues a blocked Submit with a waiter from waiters. d.mu is held.
+func (d *dispatcher[T]) enlist(t task[T], waiters *sync.Pool) (verdict, *waiter[task[T]], error) {
+	w, _ := waiters.Get().(*waiter[task[T]])
+	if w == nil {
+		return noWaiter, nil, nil
 	}
-	return d.send(t, seq, a)
+	w.msg = t
+	d.waiting.push(w)
+	return waiting, w, nil
 }
 
-// send sends a job that may run now to an idle worker, or to the backlog,
-// from which a worker dispatches it; seq is its place in the order of
-// submission. d.mu is held; the job is not counted in held yet. Only a
-// backlog mailbox fails: errWouldBlock when it is full and would block, or
-// the error it refused the job with.
-func (d *dispatcher[T]) send(t task[T], seq uint64, a *after[T]) error {
-	if d.pin != nil {
-		i := d.pin.place(t.job, len(d.workers), d.upFn) // d.live > 0: some worker is up
-		w := d.workers[i]
-		w.own.push(t)
-		if d.isIdle(i) {
-			d.unidle(i)
-			a.wake(w)
+// place accepts t: it hands t to an idle worker if t may run now and no
+// job waits before it, else queues it in its flow (or at its key's worker,
+// with WithConsistentHash). d.mu is held. Only a backlog mailbox fails:
+// errWouldBlock when it is full and would block, or the error it refused
+// the job with; then t is not accepted.
+func (d *dispatcher[T]) place(t task[T], a *after[T]) error {
+	if d.keys != nil {
+		t.f = d.keys.flow(t.job)
+	}
+	switch f := t.f; {
+	case d.pin != nil:
+		w := d.workers[d.pin.place(t.job, len(d.workers), d.up)] // d.live > 0: some worker is up
+		w.queue(t)
+		if d.idle.has(w.index) {
+			d.idle.remove(w.index)
+			a.grant(w, d.pinned(w))
 		}
-		return nil
-	}
-	// Workers take from the backlog before they go idle, under this lock:
-	// if one is idle, the backlog is empty, and t is the oldest job.
-	if d.nidle > 0 && d.ready.len() == 0 {
-		w := d.takeIdle()
-		w.own.push(t)
-		a.wake(w)
-		return nil
-	}
-	if d.mb == nil {
-		if d.keys != nil {
-			d.ready.push(prioItem[queued[T]]{msg: queued[T]{task: t}, seq: seq})
-			d.backlogged++
-		} else {
-			d.enqueue(t, seq)
+	case d.idle.n > 0 && d.order.first() == nil && f.free():
+		// Workers take from the order before they go idle: if one is idle,
+		// no job may run before t.
+		d.dispatched(t)
+		a.grant(d.takeIdle(), grant[T]{t: t})
+	case f.mb != nil:
+		n := len(d.evicted)
+		switch err := f.mb.Enqueue(canceledCtx, t.job); {
+		case err == context.Canceled:
+			return errWouldBlock // a Backpressure mailbox that is full
+		case err != nil:
+			return err
 		}
-		if d.nidle > 0 { // only in bury: older jobs are ready; an idle worker takes them in order
-			a.wake(d.takeIdle())
+		if len(d.evicted) > n {
+			a.evictions = true
 		}
-		return nil
+		d.done.backlogged++
+		d.order.fix(f)
+	default:
+		d.seq++
+		f.push(t.job, d.seq)
+		d.done.backlogged++
+		d.order.fix(f)
 	}
-	n := len(d.evicted)
-	err := d.mb.Enqueue(canceledCtx, t.job)
-	if len(d.evicted) > n {
-		a.drops, a.any = true, true
-	}
-	switch {
-	case err == nil:
-		d.backlogged++
-		return nil
-	case err == context.Canceled:
-		return errWouldBlock // a Backpressure mailbox that is full
-	}
-	return err
+	d.held++
+	return nil
 }
 
 // canceledCtx makes a backlog mailbox that would block return at once.
@@ -373,19 +227,179 @@ var canceledCtx = func() context.Context {
 	return ctx
 }()
 
-// queued reports the jobs waiting to be dispatched. d.mu is held.
-func (d *dispatcher[T]) queued() int {
-	n := d.backlog.n + d.batched.n + d.ready.len() + d.overLimit
-	if d.mb != nil {
-		n += d.mb.Len()
+// dispatched counts t out of its flow's waiting jobs and into the running
+// ones. d.mu is held.
+func (d *dispatcher[T]) dispatched(t task[T]) {
+	t.f.running++
+	d.running++
+}
+
+// admit hands free room to the blocked Submits, oldest first. d.mu is held.
+func (d *dispatcher[T]) admit(a *after[T]) {
+	for w := d.waiting.first; w != nil; w = d.waiting.first {
+		if d.limit > 0 && d.held >= d.limit || d.stop != nil || d.live == 0 {
+			return // once the context is done, refuseAll answers them; bury, once no worker is left
+		}
+		var err error
+		if b := w.msg.f.batch; b != nil && b.seesDone() {
+			err = b.ctxErr() // its batch failed or ended while it waited: it would be skipped
+		} else if err = d.place(w.msg, a); err == errWouldBlock {
+			return
+		}
+		d.waiting.remove(w)
+		w.msg, w.err = task[T]{}, err
+		a.reply(w)
 	}
-	if d.keys != nil {
-		n += d.keys.queued()
+}
+
+// withdraw takes w off the list of blocked Submits, and reports whether it
+// was still there: if not, its outcome is on its way to w.ready.
+func (d *dispatcher[T]) withdraw(w *waiter[task[T]]) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if !w.queued {
+		return false
 	}
-	if d.pin != nil {
-		for _, w := range d.workers {
-			n += w.own.n
+	d.waiting.remove(w)
+	w.msg = task[T]{}
+	return true
+}
+
+// extract takes the blocked Submits of batch b off the list, to be
+// refused once the lock is released. d.mu is held.
+func (d *dispatcher[T]) extract(b *Batch[T]) *waiter[task[T]] {
+	return d.waiting.extract(func(w *waiter[task[T]]) bool { return w.msg.f == &b.flow })
+}
+
+// isDrained reports whether Wait began and no job is held since. d.mu is
+// held.
+func (d *dispatcher[T]) isDrained() bool {
+	select {
+	case <-d.drained:
+		return true
+	default:
+		return false
+	}
+}
+
+// checkDrained closes drained once Wait began and no job is held. d.mu is
+// held.
+func (d *dispatcher[T]) checkDrained() {
+	if d.held == 0 && d.drained != nil && !d.isDrained() {
+		close(d.drained)
+	}
+}
+
+// close closes the pool to new jobs (Wait), with drained (a new channel)
+// unless it was closed already, and returns the blocked Submits, to be
+// refused, and the channel closed once no job is held.
+func (d *dispatcher[T]) close(drained chan struct{}) (*waiter[task[T]], <-chan struct{}) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.drained != nil {
+		return nil, d.drained
+	}
+	d.drained = drained
+	list := d.waiting.detach()
+	d.checkDrained()
+	return list, drained
+}
+
+// stopping returns the workers for Wait to stop, once the pool drained:
+// those that are idle, or about to be, for no job is held; the dead ones
+// have ended.
+func (d *dispatcher[T]) stopping() []*worker[T] {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	live := make([]*worker[T], 0, d.live)
+	for _, w := range d.workers {
+		if !w.dead {
+			live = append(live, w)
 		}
 	}
-	return n
+	return live
+}
+
+// skippedOwn reports whether a job of the pool's own was skipped.
+func (d *dispatcher[T]) skippedOwn() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.ownSkips > 0
+}
+
+// takeEvicted returns the jobs the backlog mailbox evicted, for their dead
+// letters.
+func (d *dispatcher[T]) takeEvicted() []T {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	jobs := d.evicted
+	d.evicted = nil
+	return jobs
+}
+
+// stopAll records cause as the end of the pool's context, and returns the
+// blocked Submits, to be refused once the context is canceled.
+func (d *dispatcher[T]) stopAll(cause error) *waiter[task[T]] {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.noteStop(cause)
+	return d.waiting.detach()
+}
+
+// refuse answers a detached list of blocked Submits with err.
+func refuse[T any](list *waiter[T], err error) {
+	for w := list; w != nil; {
+		next := w.next
+		var zero T
+		w.msg, w.prev, w.next = zero, nil, nil
+		w.answer(err)
+		w = next
+	}
+}
+
+// after is what a critical section leaves for once the lock is released:
+// jobs granted to workers (each worker, linked through it, holds its
+// grant), blocked Submits to answer (linked through them; their err is
+// set), the jobs the backlog mailbox evicted to dead-letter, and, once the
+// last worker died, the blocked Submits to refuse with ErrNoRoutee.
+type after[T any] struct {
+	grants    *worker[T]
+	replies   *waiter[task[T]]
+	evictions bool             // d.evicted has jobs
+	noRoutee  *waiter[task[T]] // to refuse with the pool's noWorker
+}
+
+// grant leaves g for worker w, which was idle, to receive.
+func (a *after[T]) grant(w *worker[T], g grant[T]) {
+	w.granted, w.nextGrant = g, a.grants
+	a.grants = w
+}
+
+// reply leaves w's answer to be sent.
+func (a *after[T]) reply(w *waiter[task[T]]) {
+	w.next = a.replies
+	a.replies = w
+}
+
+// run does what the critical section left, for pool p.
+func (a *after[T]) run(p *Pool[T]) {
+	for w := a.grants; w != nil; {
+		next := w.nextGrant
+		w.nextGrant = nil
+		w.give()
+		w = next
+	}
+	for w := a.replies; w != nil; {
+		next := w.next
+		w.next = nil
+		w.ready <- struct{}{} // its err is set
+		w = next
+	}
+	a.grants, a.replies = nil, nil
+	refuse(a.noRoutee, p.noWorker)
+	a.noRoutee = nil
+	if a.evictions {
+		a.evictions = false
+		p.evictions()
+	}
 }

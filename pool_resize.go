@@ -25,88 +25,64 @@ func (p *Pool[T]) Resize(n int) {
 	if p.d.pin != nil {
 		panic("crew: Resize: a pool with WithConsistentHash keeps its workers: its keys are pinned to them")
 	}
-	p.resizing.Lock()
+	p.resizing.Lock() // only Resize changes the workers: they stay as read here
 	defer p.resizing.Unlock()
 	d := &p.d
 	d.mu.Lock()
-	closed, live, have := d.closed, int(d.live), len(d.workers)
+	closed, live, workers := d.drained != nil, d.live, d.workers
 	d.mu.Unlock()
 	if closed || n == live {
 		return
 	}
-	// New workers start apart from the pool (away): they join it under the
-	// lock, once their Refs are set, and are woken to take backlog jobs.
-	var fresh []*worker[T]
-	for i := range n - live {
-		fresh = append(fresh, p.startWorker(new(worker[T]), have+i, true))
+	// What grows is made before the lock is taken: the new workers, the
+	// slices that hold them. The new workers' goroutines start once they
+	// are in the pool, and take jobs as any worker does.
+	grown, bits := workers, d.idle.bits
+	if n > live {
+		grown = make([]*worker[T], len(workers), len(workers)+n-live)
+		copy(grown, workers)
+		for range n - live {
+			grown = append(grown, newWorker(p, len(grown)))
+		}
+		bits = make([]uint64, (len(grown)+63)/64)
 	}
-	var a after[T]
-	var wake []*worker[T]
+	var retired []*worker[T]
 	d.mu.Lock()
-	d.pruneGone()
-	if d.closed {
-		// Wait began meanwhile: the new workers go, as retired ones do.
-		for _, w := range fresh {
+	if d.drained != nil { // Wait began meanwhile: the workers stay as they are
+		d.mu.Unlock()
+		return
+	}
+	copy(bits, d.idle.bits)
+	d.idle.bits, d.workers = bits, grown
+	d.live += len(grown) - len(workers)
+	// Retire live workers from the end until n are live, taking out the
+	// dead ones met on the way.
+	for i := len(d.workers) - 1; i >= 0 && d.live > n; i-- {
+		w := d.workers[i]
+		if !w.dead {
 			w.retired = true
-			d.gone = append(d.gone, w)
-		}
-		wake = fresh
-	} else {
-		for _, w := range fresh {
-			w.away = false
-			d.workers = append(d.workers, w)
-			d.live++
-		}
-		// Retire live workers from the end until n are live, taking out
-		// the dead ones met on the way.
-		for i := len(d.workers) - 1; i >= 0 && int(d.live) > n; i-- {
-			w := d.workers[i]
-			if !w.dead {
-				w.away, w.retired = true, true
-				d.live--
-				if d.isIdle(i) {
-					d.unidle(i)
-				}
-				wake = append(wake, w)
+			d.live--
+			if d.idle.has(i) { // it exits once its channel is closed; a busy one, at its next job
+				d.idle.remove(i)
+				retired = append(retired, w)
 			}
-			d.gone = append(d.gone, w)
-			d.workers = d.workers[:i]
 		}
-		for len(d.idle) < (len(d.workers)+63)/64 {
-			d.idle = append(d.idle, 0)
-		}
-		if d.cursor >= len(d.workers) {
-			d.cursor = 0
-		}
-		d.limit = n * d.perWorker
-		d.admit(&a)
-		wake = append(wake, fresh...)
+		d.workers = d.workers[:i]
 	}
+	if d.idle.cursor >= len(d.workers) {
+		d.idle.cursor = 0
+	}
+	d.limit = n * p.perWorker
+	var a after[T]
+	d.admit(&a)
 	d.mu.Unlock()
-	a.run(d)
-	for _, w := range wake {
-		w.ref.wake()
+	a.run(p)
+	for _, w := range grown[len(workers):] {
+		w.start()
 	}
-}
-
-// pruneGone forgets the retired workers that have exited, keeping what they
-// did. d.mu is held.
-func (d *dispatcher[T]) pruneGone() {
-	kept := d.gone[:0]
-	for _, w := range d.gone {
-		select {
-		case <-w.ref.Done():
-			d.retired.handled += w.handled
-			d.retired.inline += w.inline.Load()
-			d.retired.canceled += w.canceled
-			d.retired.failed += w.failed.Load()
-			d.retired.panicked += w.panicked.Load()
-		default:
-			kept = append(kept, w)
-		}
+	for _, w := range retired {
+		close(w.jobs)
 	}
-	clear(d.gone[len(kept):])
-	d.gone = kept
 }
 
 // Shutdown closes p, as Wait does, and waits for every job accepted until
@@ -120,31 +96,45 @@ func (p *Pool[T]) Shutdown(ctx context.Context) error {
 	if ctx == nil {
 		panic("crew: Shutdown: nil context")
 	}
-	if p.d.drained == nil {
+	if p.refused == nil {
 		panic("crew: Shutdown: the Pool was not made by NewPool, NewGroup or WithContext")
 	}
-	p.d.close()
+	drained := p.close()
 	var err error
 	select {
-	case <-p.d.drained: // drained before ctx ended, or both were already so
+	case <-drained: // drained before ctx ended, or both were already so
 	default:
 		select {
-		case <-p.d.drained:
+		case <-drained:
 		case <-ctx.Done():
 			err = ctx.Err()
 			cause := fmt.Errorf("crew: pool %q shut down: %w", p.name, context.Cause(ctx))
-			// Under the lock, so that no dispatch runs a job once a job can see
-			// its context end, nor skips one before the cause is set.
-			d := &p.d
-			d.lock(true)
-			p.cancel(cause)
-			for b := d.batches.first; b != nil; b = b.next {
-				b.stopped = true
+			batches := p.d.batchesOpen()
+			p.stop(cause)
+			for _, b := range batches {
 				b.cancel(cause)
 			}
-			d.mu.Unlock()
 		}
 	}
 	p.Wait()
 	return err
+}
+
+// batchesOpen returns the batches not waited for yet.
+func (d *dispatcher[T]) batchesOpen() []*Batch[T] {
+	for {
+		d.mu.Lock()
+		n := d.batches.n
+		d.mu.Unlock()
+		list := make([]*Batch[T], 0, n) // made before the lock is taken
+		d.mu.Lock()
+		if d.batches.n <= n {
+			for b := d.batches.first; b != nil; b = b.next {
+				list = append(list, b)
+			}
+			d.mu.Unlock()
+			return list
+		}
+		d.mu.Unlock() // more batches came: make room for them
+	}
 }

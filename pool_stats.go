@@ -33,63 +33,29 @@ type WorkerStats struct {
 }
 
 // Stats returns a snapshot of the pool's counters, its batches' jobs
-// included. It holds the pool's lock for O(workers) and allocates the
+// included. It holds the pool's lock for O(1), and allocates the
 // PerWorker slice.
 func (p *Pool[T]) Stats() PoolStats {
-	d := &p.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	s := PoolStats{PerWorker: make([]WorkerStats, len(d.workers))}
 	// An inline job counts in Inline and Completed once it ended: read
 	// those first, so that one ending meanwhile is not counted in the rest
-	// (the rest is counted under this lock, with held).
-	var goneInline int64 // of the retired workers not yet forgotten
-	for i, w := range d.workers {
-		inline := w.inline.Load()
-		s.PerWorker[i] = WorkerStats{Name: w.ref.name, Handled: inline}
-		s.Inline += inline
-		if !w.goexit {
-			s.Workers++
-		}
-	}
-	for _, w := range d.gone {
-		goneInline += w.inline.Load()
-	}
-	s.Inline += goneInline
-	held := d.held
-	s.Queued = d.queued()
-	s.Backlogged, s.Dropped = d.backlogged, d.dropped
+	// (the rest is counted under the lock, with held).
+	s := PoolStats{Inline: p.inline.Load()}
+	d := &p.d
+	d.mu.Lock()
+	held, workers := d.held, d.workers
+	s.Workers, s.Running = d.live, d.running
+	s.Completed, s.Canceled, s.Dropped, s.Backlogged = d.done.completed, d.done.canceled, d.done.dropped, d.done.backlogged
 	if d.keys != nil {
-		s.Keys = d.keys.active()
+		s.Keys = d.keys.active() - len(d.order.h) // a key in the order has no job running
 	}
-	for i, w := range d.workers {
-		s.PerWorker[i].Queued = w.own.n
-		s.PerWorker[i].Handled += w.handled
-		s.Canceled += w.canceled
-		s.Failed += w.failed.Load()
-		s.Panicked += w.panicked.Load()
-		s.Completed += s.PerWorker[i].Handled
-	}
-	s.Completed += goneInline
-	for _, w := range d.gone {
-		s.Completed += w.handled
-		s.Canceled += w.canceled
-		s.Failed += w.failed.Load()
-		s.Panicked += w.panicked.Load()
-	}
-	r := d.retired
-	s.Completed += r.handled + r.inline
-	s.Inline += r.inline
-	s.Canceled += r.canceled
-	s.Failed += r.failed + p.exits.Load()
-	s.Panicked += r.panicked
-	s.Running = max(held-s.Queued, 0)
+	d.mu.Unlock()
+	s.Failed, s.Panicked = p.failed.Load(), p.panicked.Load()
+	s.Queued = held - s.Running
+	s.Completed += s.Inline
 	s.Submitted = s.Completed + s.Canceled + s.Dropped + int64(held)
+	s.PerWorker = make([]WorkerStats, len(workers))
+	for i, w := range workers {
+		s.PerWorker[i] = WorkerStats{Name: w.name, Queued: int(w.queued.Load()), Handled: w.handled.Load()}
+	}
 	return s
-}
-
-// retiredStats is what the workers that Resize retired did, once they have
-// exited (see Resize).
-type retiredStats struct {
-	handled, canceled, inline, failed, panicked int64
 }

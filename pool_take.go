@@ -1,189 +1,183 @@
 package crew
 
-import "time"
+// The workers' side of the dispatcher: a worker counts out the job it
+// ended and takes its next one in one turn of the lock.
 
-// The workers' side of the dispatcher: a worker counts out the job it ended
-// and takes its next one in one turn of the lock.
-
-// next gives worker w its next job. It counts out the job w ended since its
-// last call, then returns the next job for w: one handed to it, else the
-// oldest in the backlog. It skips the jobs dispatched once the pool's
-// context (or their batch's) is done (w records them). With none left it
-// returns ok == false, having marked w idle if park is set: w then waits
-// for its signal, which a job handed to it sends. A worker calls it
-// without park after each job, and with park (its mailbox's Dequeue) when
-// that finds nothing.
-func (d *dispatcher[T]) next(w *worker[T], park bool) (job T, ok bool) {
-	for {
-		var a after[T]
-		job, ok, skip := d.take(w, park, &a)
-		if a.any {
-			a.run(d)
-		}
-		if !ok {
-			w.streak, w.since = 0, time.Time{}
-			return job, false
-		}
-		if !skip {
-			if w.streak++; w.streak == shareEvery {
-				w.share()
-			}
-			return job, true
-		}
-		w.skip(job)
-	}
+// A grant is a job dispatched to a worker, with the reason to skip it
+// rather than run it, if the pool's context (or its batch's) was seen done
+// when it was dispatched.
+type grant[T any] struct {
+	t    task[T]
+	skip error
 }
 
-// take is one pass of next.
-func (d *dispatcher[T]) take(w *worker[T], park bool, a *after[T]) (job T, ok, skip bool) {
-	done := d.seesDone()
-	if !d.plain {
-		return d.takeAny(w, park, done, a)
-	}
-	d.lock(done)
-	if w.ended {
-		d.end(w, a)
-	}
-	var t task[T]
-	switch {
-	case w.own.n > 0:
-		t, ok = w.own.pop()
-	case w.away:
-		d.leave(w, a)
-	case d.backlog.n > 0 && d.batched.n == 0 && d.ready.len() == 0: // a pool without batches
-		t.job, ok = d.backlog.pop()
-		skip = d.stopped
-		if d.backlog.n == 0 && len(d.backlog.buf) > keptRingSlots {
-			d.backlog.release()
-		}
-	case d.backlog.n > 0 || d.batched.n > 0 || d.ready.len() > 0:
-		t, ok = d.popBacklog(), true
-		skip = d.stopped || t.b != nil && t.b.done()
-	case park && !w.dead:
-		d.setIdle(w.index)
-	}
-	if ok {
-		w.batch = t.b
-	}
-	d.mu.Unlock()
-	return t.job, ok, skip
-}
+// What a worker does after next.
+type step int8
 
-// popBacklog removes and returns the oldest job of a plain pool's backlog:
-// of the pool's own jobs (backlog), of the batch jobs that may run
-// (batched), and of those released by their batch's limit (ready). Batch
-// jobs are ordered among themselves by seq, and go before the pool's own
-// jobs from their mark on. d.mu is held; one of them has a job.
-func (d *dispatcher[T]) popBacklog() task[T] {
-	var first *prioItem[queued[T]] // the oldest batch job
-	fromReady := false
-	if d.batched.n > 0 {
-		first = &d.batched.buf[d.batched.head]
-	}
-	if d.ready.len() > 0 && (first == nil || d.ready.h[0].seq < first.seq) {
-		first, fromReady = &d.ready.h[0], true
-	}
-	if first == nil || d.backlog.n > 0 && d.pushed-uint64(d.backlog.n) < first.msg.mark {
-		job, _ := d.backlog.pop() // the pool's job came first
-		if d.backlog.n == 0 && len(d.backlog.buf) > keptRingSlots {
-			d.backlog.release()
-		}
-		return task[T]{job: job}
-	}
-	var e prioItem[queued[T]]
-	if fromReady {
-		e, _ = d.ready.pop()
-	} else {
-		e, _ = d.batched.pop()
-		if d.batched.n == 0 && len(d.batched.buf) > keptRingSlots {
-			d.batched.release()
-		}
-	}
-	return e.msg.task
-}
+const (
+	runNext step = iota // run (or skip) the job next returned
+	park                // wait for a grant: the worker is idle
+	retire              // exit: Resize retired the worker
+)
 
-// takeAny is take for every pool.
-func (d *dispatcher[T]) takeAny(w *worker[T], park, done bool, a *after[T]) (job T, ok, skip bool) {
-	d.lock(done)
-	defer d.mu.Unlock() // also if a mailbox or key function panics
-	if w.ended {
-		d.end(w, a)
-	}
-	var t task[T]
-	if t, ok = w.own.pop(); ok {
-		// A job handed to w runs whatever happens; one queued at w by its
-		// key's pin is w's backlog.
-		return t.job, true, d.pin != nil && d.stopped
+// next counts out g, the job worker w ended (if ended), then returns w's
+// next job: one queued at it (WithConsistentHash), else the next of the
+// order. With none, it marks w idle (park), or tells a worker that Resize
+// retired to exit. stop is the end of the pool's context, if the worker
+// saw it before it took the lock.
+func (d *dispatcher[T]) next(w *worker[T], g grant[T], ended bool, stop error, a *after[T]) (grant[T], step) {
+	d.mu.Lock()
+	defer d.mu.Unlock() // also if a mailbox panics
+	d.noteStop(stop)
+	if ended {
+		d.end(g, a)
 	}
 	switch {
-	case w.away:
-		d.leave(w, a)
-		return job, false, false
-	case d.pin != nil:
-	case d.keys != nil:
-		var e prioItem[queued[T]]
-		if e, ok = d.ready.pop(); ok {
-			return e.msg.job, true, d.stopped
-		}
-	default: // a backlog mailbox: the other pools are plain
-		if job, ok = d.mb.Dequeue(); ok {
-			d.admit(a) // room opened in the mailbox
-			return job, true, d.stopped
-		}
+	case w.pinned.n > 0:
+		return d.pinned(w), runNext
+	case w.retired:
+		d.feed(a) // what its last job freed goes to an idle worker
+		return grant[T]{}, retire
 	}
-	if park && !w.dead {
-		d.setIdle(w.index)
+	if f := d.order.first(); f != nil {
+		g := d.take(f, a)
+		d.feed(a)
+		return g, runNext
 	}
-	return job, false, false
+	d.idle.add(w.index)
+	return grant[T]{}, park
 }
 
-// leave is take for a worker that takes no job from the backlog: one that
-// Resize started and has not joined the pool yet, or one it retired, which
-// then exits (see exit). What the worker's last job freed (a job of its key
-// or batch, room for a blocked Submit) goes to an idle worker instead.
-// d.mu is held.
-func (d *dispatcher[T]) leave(w *worker[T], a *after[T]) {
-	w.exit = w.retired
-	if d.nidle > 0 && d.backlog.n+d.batched.n+d.ready.len() > 0 {
-		a.wake(d.takeIdle())
+// take dispatches the oldest job of flow f, which is runnable. d.mu is
+// held.
+func (d *dispatcher[T]) take(f *flow[T], a *after[T]) grant[T] {
+	t := task[T]{job: f.pop(), f: f}
+	d.dispatched(t)
+	d.order.fix(f)
+	if f.mb != nil && d.waiting.first != nil {
+		d.admit(a) // room opened in the mailbox
+	}
+	return grant[T]{t: t, skip: d.skipping(f)}
+}
+
+// skipping returns why a job of f dispatched now is skipped, or nil: the
+// end of its batch's context or the pool's, once a dispatch saw it. d.mu
+// is held.
+func (d *dispatcher[T]) skipping(f *flow[T]) error {
+	if b := f.batch; b != nil && b.seesDone() {
+		return b.stop
+	}
+	return d.stop
+}
+
+// pinned dispatches the oldest job queued at worker w. d.mu is held.
+func (d *dispatcher[T]) pinned(w *worker[T]) grant[T] {
+	t := w.unqueue()
+	d.dispatched(t)
+	return grant[T]{t: t, skip: d.stop}
+}
+
+// feed grants runnable jobs to idle workers, while both last: after a job
+// ended, Resize, or a worker's death made jobs runnable. d.mu is held.
+func (d *dispatcher[T]) feed(a *after[T]) {
+	for d.idle.n > 0 {
+		f := d.order.first()
+		if f == nil {
+			return
+		}
+		a.grant(d.takeIdle(), d.take(f, a))
 	}
 }
 
-// end counts out the job w ended, queues the next job of its key or batch
-// in the backlog, and hands the room to blocked Submits. d.mu is held.
-func (d *dispatcher[T]) end(w *worker[T], a *after[T]) {
-	w.ended = false
-	skipped := w.skipped
-	if skipped {
-		w.skipped = false
-		w.canceled++
-	} else {
-		w.handled++
-	}
+// takeIdle takes the idle worker the strategy picks. d.idle.n > 0; d.mu is
+// held.
+func (d *dispatcher[T]) takeIdle() *worker[T] {
+	return d.workers[d.idle.take(d.strategy, len(d.workers))]
+}
+
+// up reports whether worker i takes jobs. d.mu is held.
+func (d *dispatcher[T]) up(i int) bool { return !d.workers[i].dead }
+
+// end counts out a job that a worker ran or skipped: its flow may run
+// another (a batch's limit, a key), and its room goes to the blocked
+// Submits. d.mu is held.
+func (d *dispatcher[T]) end(g grant[T], a *after[T]) {
+	f := g.t.f
+	f.running--
+	d.running--
 	d.held--
-	if b := w.batch; b != nil {
-		w.batch = nil
-		d.endBatch(b, skipped, a)
+	skipped := g.skip != nil
+	if skipped {
+		d.done.canceled++
+	} else {
+		d.done.completed++
 	}
-	if d.plain && d.waiting.first == nil && !d.closed {
-		return
+	switch {
+	case f.batch != nil:
+		f.batch.ended(skipped)
+	case skipped:
+		d.ownSkips++
 	}
-	if d.keys != nil {
-		var zero T
-		job := w.last
-		w.last = zero
-		if next, ok := d.keys.leave(job); ok {
-			// Into the backlog, in its order, even if a worker is idle:
-			// the caller, w's take, takes the oldest job next, without a
-			// worker to wake. (bury, the other caller, feeds the idle.)
-			d.ready.push(prioItem[queued[T]]{msg: queued[T]{task: task[T]{job: next.msg}}, seq: next.seq})
-			d.backlogged++
-		}
+	switch {
+	case f.limit == 0: // no change: its runnable state does not depend on running
+	case d.keys != nil && f.running == 0 && f.q.n == 0:
+		d.keys.release(f, g.t.job)
+	default:
+		d.order.fix(f)
 	}
 	if d.waiting.first != nil {
 		d.admit(a)
 	}
-	if d.closed {
-		d.checkDrained()
+	d.checkDrained()
+}
+
+// bury takes worker w, whose job g called runtime.Goexit, out of the pool,
+// counting g out. The jobs queued at w become dead letters and, if it was
+// the last worker, so does every job not dispatched, and the blocked
+// Submits are refused with ErrNoRoutee: all left in a, for after the lock.
+func (d *dispatcher[T]) bury(w *worker[T], g grant[T], a *after[T]) (lost []task[T]) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	w.dead = true
+	if !w.retired { // a retired worker was counted out by Resize
+		d.live--
 	}
+	d.end(g, a)
+	for w.pinned.n > 0 {
+		lost = append(lost, w.unqueue())
+	}
+	if d.live > 0 {
+		d.feed(a)
+		return lost
+	}
+	// No worker runs a job now: every flow with jobs is runnable.
+	for f := d.order.first(); f != nil; f = d.order.first() {
+		var job T
+		for f.queued() > 0 {
+			job = f.pop()
+			lost = append(lost, task[T]{job: job, f: f})
+		}
+		d.order.fix(f)
+		if d.keys != nil {
+			d.keys.release(f, job)
+		}
+	}
+	a.noRoutee = d.waiting.detach()
+	return lost
+}
+
+// lost counts out the jobs that became dead letters, once they were
+// delivered: evicted by the backlog mailbox, or left with a dead worker.
+func (d *dispatcher[T]) lost(tasks []task[T], a *after[T]) {
+	d.mu.Lock()
+	d.held -= len(tasks)
+	d.done.dropped += int64(len(tasks))
+	for _, t := range tasks {
+		if b := t.f.batch; b != nil {
+			b.lost()
+		}
+	}
+	d.admit(a)
+	d.checkDrained()
+	d.mu.Unlock()
 }

@@ -2,143 +2,151 @@ package crew
 
 import (
 	"context"
-	"errors"
 	"runtime"
+	"runtime/pprof"
+	"strconv"
 	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/conc/panics"
 )
 
-// A worker is one of a pool's actors: a Ref whose mailbox (a workerBox) is
-// its view of the pool's dispatcher. Dequeue gives it the job handed to it,
-// else the oldest job of the backlog; finding none, it waits for its
-// signal, which a job handed to it sends.
+// A worker is one of a pool's goroutines. It runs the jobs the dispatcher
+// gives it: after each job, in the same turn of the dispatcher's lock that
+// counts the job out, it takes the next (see dispatcher.next); finding
+// none, it parks on its channel, where the dispatcher sends it the job it
+// grants an idle worker. The pool starts it, and it ends when Wait closes
+// its channel, when Resize retires it, or when a job calls
+// runtime.Goexit.
 type worker[T any] struct {
 	pool  *Pool[T]
-	ref   *Ref[T]
 	ctx   context.Context // the pool's context, marked as this worker's
+	name  string          // the pool's name, "-", its index
 	index int
-	keyed bool // WithKey: the dispatcher needs each job's key at its end
+	jobs  chan grant[T] // cap 1: the job granted to the worker while it was idle; closed to stop it
 
 	// Guarded by the dispatcher's lock.
-	own               ring[task[T]] // jobs handed to this worker, or queued at it by WithConsistentHash
-	dead              bool          // died, or stopped by Wait
-	away              bool          // takes no job from the backlog: not joined yet, or retired (Resize)
-	retired           bool          // retired by Resize: exits once it has run the jobs handed to it
-	handled, canceled int64         // jobs it ran, jobs it skipped: counted with held, for Stats
-	batch             *Batch[T]     // the batch of the job it took last, if any
+	pinned    ring[task[T]] // WithConsistentHash: the jobs queued at this worker
+	granted   grant[T]      // the job granted, until it is sent (see after)
+	nextGrant *worker[T]    // the next worker with a grant to send
+	dead      bool          // a job called runtime.Goexit, ending the worker
+	retired   bool          // Resize retired it: it exits once it has run the jobs it holds
 
-	// Written by the worker's goroutine, read by the dispatcher on it.
-	ended   bool      // a job ended since the dispatcher last counted one out
-	skipped bool      // that job was skipped, not run
-	last    T         // that job, for its key (WithKey)
-	streak  int       // jobs taken since the worker was idle, or since share last looked
-	since   time.Time // when share began to time the worker's streak
-	exit    bool      // retired, with nothing left to run: its mailbox stops it
-	goexit  bool      // a job called runtime.Goexit, ending the worker
+	handled atomic.Int64 // jobs it ran (inline ones too)
+	inline  atomic.Int64 // jobs its jobs ran inline
+	queued  atomic.Int64 // the length of pinned, for Stats
 
-	// Also written by the goroutines of its jobs, whose own Submits on a
-	// full pool run inline on them.
-	failed, panicked, inline atomic.Int64
-	_                        [64]byte // keeps workers off each other's cache lines
+	// Used by the worker's goroutine only.
+	streak int       // jobs run since the worker was idle, or since share last looked
+	since  time.Time // when share began to time the worker's streak
+	_      [64]byte  // keeps workers off each other's cache lines
 }
 
 // workerKey marks the context a worker hands its jobs, so that a job's
 // Submit to its own pool is recognised (see Submit).
 type workerKey struct{}
 
-// workerBox is a worker's mailbox: the pool's dispatcher seen from the
-// worker. The pool never tells its workers anything: it hands them jobs
-// through the dispatcher, so Enqueue is never called.
-type workerBox[T any] struct{ w *worker[T] }
-
-var errTold = errors.New("crew: a pool's worker takes no messages")
-
-func (b workerBox[T]) Enqueue(context.Context, T) error { return errTold }
-
-// Dequeue gives the worker its next job; a worker that Resize retired stops
-// here once it has none.
-func (b workerBox[T]) Dequeue() (T, bool) {
-	job, ok := b.w.pool.d.next(b.w, true)
-	if !ok && b.w.exit {
-		b.w.ref.Stop()
-	}
-	return job, ok
+func newWorker[T any](p *Pool[T], i int) *worker[T] {
+	w := &worker[T]{pool: p, index: i, name: p.name + "-" + strconv.Itoa(i), jobs: make(chan grant[T], 1)}
+	w.ctx = context.WithValue(p.ctx, workerKey{}, w)
+	return w
 }
 
-// Len reports the jobs queued at the worker itself.
-func (b workerBox[T]) Len() int {
-	d := &b.w.pool.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return b.w.own.n
+// start starts the worker's goroutine. The pool's Wait waits for it.
+func (w *worker[T]) start() {
+	w.pool.goroutines.Add(1)
+	go w.run()
 }
 
-// Close is called once the worker's actor stops: by Wait, when nothing is
-// left, or because a job called runtime.Goexit. The jobs left with a dead
-// worker become dead letters here, which count them out of the pool, so
-// that Close returns nothing for the actor to dead-letter.
-func (b workerBox[T]) Close() []T {
-	d := &b.w.pool.d
-	d.deadLetters(d.bury(b.w), b.w.ref.name, errGoexit)
-	return nil
-}
-
-// run is the worker's handler. It runs the job its mailbox gave, then the
-// next ones the dispatcher has for it, until there is none: while the
-// backlog lasts, a job costs one turn of the dispatcher's lock, not a turn
-// of the actor's loop too. The worker's mailbox then finds it idle.
-func (w *worker[T]) run(_ context.Context, job T) error {
-	d := &w.pool.d
-	for ok := true; ok; job, ok = d.next(w, false) {
-		w.runJob(job)
-	}
-	return nil
-}
-
-// skip accounts for a job the dispatcher skipped because the pool's
-// context, or its batch's, is done.
-func (w *worker[T]) skip(job T) {
+// run is the worker's goroutine.
+func (w *worker[T]) run() {
 	p := w.pool
-	sink, ctx := p.sink, p.ctx
-	if b := w.batch; b != nil {
-		sink = b.sink
-		if b.ctx.Err() != nil {
-			ctx = b.ctx
+	defer p.goroutines.Done()
+	// The worker labels its goroutine, so that CPU profiles show which
+	// pool burns the time; goroutines its jobs start inherit them.
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("crew.pool", p.name, "crew.worker", strconv.Itoa(w.index))))
+	var g grant[T]
+	ended, returned := false, false
+	defer func() {
+		if !returned { // a job called runtime.Goexit (a panic is recovered)
+			w.died(g)
 		}
-	}
-	if sink != nil {
-		sink(DeadLetter{Message: job, Target: w.ref.name, Reason: context.Cause(ctx)})
-	}
-	w.ended, w.skipped = true, true
-	if w.keyed {
-		w.last = job
+	}()
+	for {
+		var a after[T]
+		next, s := p.d.next(w, g, ended, p.seesStop(), &a)
+		a.run(p)
+		switch s {
+		case retire:
+			returned = true
+			return
+		case park:
+			w.streak, w.since = 0, time.Time{}
+			var ok bool
+			if next, ok = <-w.jobs; !ok { // stopped by Wait, or retired while idle
+				returned = true
+				return
+			}
+		}
+		g, ended = next, true
+		w.do(g)
 	}
 }
 
-// runJob runs a job the dispatcher gave the worker and records its error
-// or panic; the dispatcher counts it out at the worker's next turn.
-// finish also runs when the job calls runtime.Goexit, which ends the
-// worker: its actor then reports that to workerError and closes its
-// mailbox.
-func (w *worker[T]) runJob(job T) {
-	defer w.finish(job)
+// give sends the worker its grant; it is idle, and its channel empty.
+func (w *worker[T]) give() {
+	g := w.granted
+	w.granted = grant[T]{}
+	w.jobs <- g
+}
+
+// queue queues t at the worker (WithConsistentHash). d.mu is held.
+func (w *worker[T]) queue(t task[T]) {
+	w.pinned.push(t)
+	w.queued.Store(int64(w.pinned.n))
+}
+
+// unqueue removes the oldest job queued at the worker. d.mu is held.
+func (w *worker[T]) unqueue() task[T] {
+	t, _ := w.pinned.pop()
+	w.queued.Store(int64(w.pinned.n))
+	return t
+}
+
+// do runs g's job, or skips it.
+func (w *worker[T]) do(g grant[T]) {
+	b := g.t.f.batch
+	if g.skip != nil {
+		sink := w.pool.sink
+		if b != nil {
+			sink = b.sink
+		}
+		if sink != nil {
+			sink(DeadLetter{Message: g.t.job, Target: w.name, Reason: g.skip})
+		}
+		return
+	}
+	if w.streak++; w.streak == shareEvery {
+		w.share()
+	}
+	defer w.finish(b)
 	ctx := w.ctx
-	if b := w.batch; b != nil {
+	if b != nil {
 		ctx = &b.jobCtx
 	}
-	if err := w.pool.handle(ctx, job); err != nil {
-		w.fail(err, w.batch)
+	if err := w.pool.handle(ctx, g.t.job); err != nil {
+		w.pool.fail(err, b)
 	}
 }
 
-func (w *worker[T]) finish(job T) {
-	w.recovered(recover(), w.batch)
-	w.ended = true
-	if w.keyed {
-		w.last = job
+// finish records the panic of a job of batch b (nil: of the pool), if it
+// panicked, and counts the job as handled. It also runs when the job
+// calls runtime.Goexit.
+func (w *worker[T]) finish(b *Batch[T]) {
+	if v := recover(); v != nil {
+		w.pool.fail(panicked("job", panics.NewRecovered(1, v)), b)
 	}
+	w.handled.Add(1)
 }
 
 // runInline runs a job that one of the pool's jobs submitted while the
@@ -146,82 +154,29 @@ func (w *worker[T]) finish(job T) {
 func (w *worker[T]) runInline(job T) {
 	defer w.finishInline()
 	if err := w.pool.handle(w.ctx, job); err != nil {
-		w.fail(err, nil)
+		w.pool.fail(err, nil)
 	}
 }
 
 func (w *worker[T]) finishInline() {
-	w.recovered(recover(), nil)
+	if v := recover(); v != nil {
+		w.pool.fail(panicked("job", panics.NewRecovered(1, v)), nil)
+	}
+	w.handled.Add(1)
 	w.inline.Add(1)
+	w.pool.inline.Add(1)
 }
 
-// recovered records a panic of a job of batch b (nil: of the pool), if v is
-// one.
-func (w *worker[T]) recovered(v any, b *Batch[T]) {
-	if v != nil {
-		w.panicked.Add(1)
-		r := panics.NewRecovered(2, v)
-		if b != nil {
-			b.panicked.Add(1)
-		}
-		w.fail(panicked("job", r), b)
-	}
-}
-
-// fail records the error of a job of batch b, or of the pool if b is nil.
-func (w *worker[T]) fail(err error, b *Batch[T]) {
-	w.failed.Add(1)
-	if b != nil {
-		b.failed.Add(1)
-		b.record(err)
-		return
-	}
-	w.pool.record(err)
-}
-
-// record keeps err for Wait and cancels the pool's context on the first
-// error if it should.
-func (p *Pool[T]) record(err error) {
-	if p.errs.add(err, p.ctx) && p.cancelOnError {
-		p.d.cancel(p.cancel, err)
-	}
-}
-
-// exited receives what the worker's actor reports; the jobs' own errors
-// and panics are recorded by runJob, so this only sees a job's Goexit,
-// which counts as a failed job, of the job's batch if it has one. It runs
-// on the worker's goroutine, before its mailbox is closed.
-func (w *worker[T]) exited(err error) {
-	d := &w.pool.d
-	d.mu.Lock()
-	w.goexit = true
-	d.mu.Unlock()
-	w.pool.exits.Add(1)
-	if b := w.batch; b != nil {
-		b.failed.Add(1)
-		b.record(err)
-		return
-	}
-	w.pool.record(err)
-}
-
-// letter delivers the dead letter of a job dropped by the backlog or left
-// with a dead worker: to the sink of its batch or of WithDeadLetters, or
-// the log.
-func (p *Pool[T]) letter(t task[T], target string, reason error) {
-	if target == "" {
-		target = p.name
-	}
-	sink := p.sink
-	if t.b != nil {
-		sink = t.b.sink
-	}
-	d := DeadLetter{Message: t.job, Target: target, Reason: reason}
-	if sink != nil {
-		sink(d)
-	} else {
-		logDeadLetter(d)
-	}
+// died takes the worker out of its pool once its job g called
+// runtime.Goexit: the Goexit fails the job (and its batch or the pool),
+// and the jobs left with the worker become dead letters.
+func (w *worker[T]) died(g grant[T]) {
+	p := w.pool
+	p.fail(&actorError{name: w.name, err: errGoexit}, g.t.f.batch)
+	var a after[T]
+	lost := p.d.bury(w, g, &a)
+	p.deadLetters(lost, w.name, errGoexit)
+	a.run(p)
 }
 
 // workerIndex reports the worker's index in its pool (for tests).
@@ -240,7 +195,7 @@ const (
 // for shareAfter, to the other workers (and goroutines) waiting for one:
 // Go preempts a goroutine only after 10 ms, and a worker whose backlog
 // never empties would otherwise keep its processor that long while other
-// workers, one perhaps holding a job handed to it, wait, and the workers
+// workers, one perhaps holding a job granted to it, wait, and the workers
 // would share the jobs unevenly.
 func (w *worker[T]) share() {
 	w.streak = 0

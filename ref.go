@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"runtime/pprof"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -36,9 +35,6 @@ type Ref[T any] struct {
 	handle  func(context.Context, T) error
 	sink    func(DeadLetter)
 	onError func(error)
-
-	labels []string // pprof label pairs set on the goroutine as it starts, or nil
-	pooled bool     // a pool's worker: handle recovers panics itself
 
 	signal   chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
 	done     chan struct{} // closed by the second of shutdown and the goroutine's exit
@@ -136,8 +132,6 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 		onError: o.onError,
 		signal:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
-		labels:  o.labels,
-		pooled:  o.pooled,
 	}
 	if r.sink == nil {
 		r.sink = logDeadLetter
@@ -231,12 +225,6 @@ func (r *Ref[T]) deadLetterTo(sink func(DeadLetter), msg T, reason error) {
 
 // run is the actor's goroutine.
 func (r *Ref[T]) run(ctx context.Context) {
-	// A pool's worker labels its goroutine once, so that CPU profiles show
-	// which pool burns the time; goroutines its jobs start inherit them.
-	// Other actors do not: labels cost an idle actor some 900 bytes.
-	if r.labels != nil {
-		pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels(r.labels...)))
-	}
 	// When ctx ends, stop at once, not after the message in hand: Tell
 	// refuses from then on and routers skip the actor.
 	unregister := context.AfterFunc(ctx, func() { r.shutdown(context.Cause(ctx)) })
@@ -294,11 +282,7 @@ func (r *Ref[T]) loop(ctx context.Context) {
 				}
 				break
 			}
-			if r.pooled {
-				_ = r.handle(ctx, msg) // recovers panics and accounts for msg itself
-			} else {
-				r.invoke(ctx, msg)
-			}
+			r.invoke(ctx, msg)
 		}
 		if r.shut.Load() {
 			return

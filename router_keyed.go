@@ -28,7 +28,7 @@ type routerKeys[T any] struct {
 
 func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
 	rk := &routerKeys[T]{placed: make([]ring[bool], n), sink: o.deadLetters, name: o.name}
-	rk.gate, rk.pin = keyedFor[T](o, n, "router", "messages")
+	rk.gate, rk.pin = keyedFor[T](o)
 	if rk.sink == nil {
 		rk.sink = logDeadLetter
 	}
