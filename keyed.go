@@ -39,12 +39,7 @@ func WithKey[T any, K comparable](key func(T) K) Option {
 	}
 	return func(o *options) {
 		o.set |= optKey
-		o.keyed = func(pool bool) any {
-			if pool {
-				return newKeyFlows(key)
-			}
-			return newKeyTable(key)
-		}
+		o.keyed = func() any { return newKeyFlows(key) }
 	}
 }
 
@@ -62,67 +57,31 @@ func WithConsistentHash[T any, K comparable](key func(T) K) Option {
 	}
 	return func(o *options) {
 		o.set |= optKey
-		o.keyed = func(bool) any { return &rendezvous[T, K]{key: key, seed: maphash.MakeSeed()} }
+		o.keyed = func() any { return &rendezvous[T, K]{key: key, seed: maphash.MakeSeed()} }
 	}
 }
 
 // keyedFor makes the keyed dispatch WithKey or WithConsistentHash asked
-// for, for a router whose messages are T: a gate, or a pin.
-func keyedFor[T any](o *options) (keyGate[T], keyPin[T]) {
-	switch k := keyed(o, false, "router", "messages").(type) {
-	case keyGate[T]:
-		return k, nil
-	case keyPin[T]:
-		return nil, k
+// for, for a pool or router (owner) whose jobs or messages (noun) are T: a
+// flow per key, or a pin.
+func keyedFor[T any](o *options, owner, noun string) (keyFlows[T], keyPin[T]) {
+	if o.newMailbox != nil {
+		panic("crew: WithKey and WithConsistentHash need the " + owner + "'s own mailbox: drop WithMailbox")
 	}
-	panic(keyMismatch[T]("messages"))
-}
-
-// poolKeysFor makes the keyed dispatch WithKey or WithConsistentHash asked
-// for, for a pool whose jobs are T: a flow per key, or a pin.
-func poolKeysFor[T any](o *options) (keyFlows[T], keyPin[T]) {
-	switch k := keyed(o, true, "pool", "jobs").(type) {
+	switch k := o.keyed().(type) {
 	case keyFlows[T]:
 		return k, nil
 	case keyPin[T]:
 		return nil, k
 	}
-	panic(keyMismatch[T]("jobs"))
+	panic(fmt.Sprintf("crew: WithKey or WithConsistentHash: the key function does not take %T %s", *new(T), noun))
 }
 
-func keyed(o *options, pool bool, owner, noun string) any {
-	if o.newMailbox != nil {
-		panic("crew: WithKey and WithConsistentHash need the " + owner + "'s own mailbox: drop WithMailbox")
-	}
-	return o.keyed(pool)
-}
-
-func keyMismatch[T any](noun string) string {
-	return fmt.Sprintf("crew: WithKey or WithConsistentHash: the key function does not take %T %s", *new(T), noun)
-}
-
-// A keyGate holds back the jobs of a busy key (WithKey). Its owner guards
-// it with a lock.
-type keyGate[T any] interface {
-	// enter reports whether job may be dispatched now, its key having no
-	// job dispatched; if not, it queues job, with seq, behind its key.
-	enter(job T, seq uint64) bool
-	// leave is told that job, dispatched, has ended. It returns the next
-	// job of its key, now to be dispatched, if one is queued; otherwise the
-	// key is free again and leaves the table.
-	leave(job T) (next prioItem[T], ok bool)
-	// drain removes and returns every job queued behind a key. The keys
-	// whose job is dispatched stay busy until it leaves.
-	drain() []T
-	// queued reports the jobs waiting behind their keys.
-	queued() int
-	// active reports the keys with a job dispatched.
-	active() int
-}
-
-// keyFlows is a keyed pool's table of flows (WithKey), one per key with a
-// job queued or running, each with a limit of 1, so that the key's jobs
-// run one at a time, in order. Its owner guards it with a lock.
+// keyFlows is WithKey's table of flows, one per key with a job queued or
+// running, each with a limit of 1, so that the key's jobs run one at a
+// time, in order: a keyed pool dispatches them as it does every flow, and
+// a keyed router holds a message back while its key is busy (see gate).
+// Its owner guards it with a lock.
 type keyFlows[T any] interface {
 	// flow returns the flow of job's key, made if the key has none.
 	flow(job T) *flow[T]
@@ -132,7 +91,7 @@ type keyFlows[T any] interface {
 	active() int
 }
 
-// keyFlowTable is WithKey's keyFlows for a pool.
+// keyFlowTable is WithKey's keyFlows.
 type keyFlowTable[T any, K comparable] struct {
 	key  func(T) K
 	m    map[K]*flow[T]
@@ -177,83 +136,41 @@ func (t *keyFlowTable[T, K]) release(f *flow[T], job T) {
 
 func (t *keyFlowTable[T, K]) active() int { return len(t.m) }
 
+// A gate is a keyed router's view of its key flows: a message whose key
+// has one out (in a routee's mailbox, or being handled) waits in its key's
+// flow. The router's lock guards it.
+type gate[T any] struct{ keys keyFlows[T] }
+
+// enter reports whether msg may go out now, its key having none out; if
+// not, it queues msg behind its key.
+func (g gate[T]) enter(msg T) bool {
+	f := g.keys.flow(msg)
+	if f.running == 0 {
+		f.running = 1
+		return true
+	}
+	f.push(msg, 0)
+	return false
+}
+
+// leave is told that msg, out, is done with. It returns the next message
+// of its key, now out, if one waits; otherwise the key is free again.
+func (g gate[T]) leave(msg T) (next T, ok bool) {
+	f := g.keys.flow(msg) // made, and released at once, for a message told past the router
+	if f.q.n > 0 {
+		return f.pop(), true
+	}
+	f.running = 0
+	g.keys.release(f, msg)
+	return next, false
+}
+
 // A keyPin maps each job to the worker its key is pinned to
 // (WithConsistentHash).
 type keyPin[T any] interface {
 	// place returns the worker among n for job, or -1 if none is up.
 	place(job T, n int, up func(int) bool) int
 }
-
-// keyTable is WithKey's gate: the busy keys, each with the jobs waiting
-// behind the one dispatched.
-type keyTable[T any, K comparable] struct {
-	key     func(T) K
-	m       map[K]*ring[prioItem[T]]
-	free    []*ring[prioItem[T]] // drained queues, reused by the next busy keys
-	bufs    *slabs[prioItem[T]]  // the queues' buffers, recycled process-wide
-	waiting int
-}
-
-func newKeyTable[T any, K comparable](key func(T) K) *keyTable[T, K] {
-	return &keyTable[T, K]{key: key, m: make(map[K]*ring[prioItem[T]]), bufs: shared[slabs[prioItem[T]]]()}
-}
-
-func (t *keyTable[T, K]) enter(job T, seq uint64) bool {
-	k := t.key(job)
-	if k != k {
-		// A NaN (or a key holding one) would never be found again: its
-		// entry would stay, and its jobs would not keep their order.
-		panic("crew: WithKey: the key function returned a key that equals no key (NaN)")
-	}
-	if q, busy := t.m[k]; busy {
-		q.push(prioItem[T]{msg: job, seq: seq})
-		t.waiting++
-		return false
-	}
-	var q *ring[prioItem[T]]
-	if n := len(t.free); n > 0 {
-		q, t.free = t.free[n-1], t.free[:n-1]
-	} else {
-		q = &ring[prioItem[T]]{bufs: t.bufs}
-	}
-	t.m[k] = q
-	return true
-}
-
-func (t *keyTable[T, K]) leave(job T) (prioItem[T], bool) {
-	k := t.key(job)
-	q, busy := t.m[k]
-	if !busy {
-		return prioItem[T]{}, false // told to a routee directly, past its router
-	}
-	if next, ok := q.pop(); ok {
-		t.waiting--
-		return next, true
-	}
-	delete(t.m, k)
-	// A queue that held a burst gives its buffer back to be recycled; a
-	// small one stays with the queue. The free list is never longer than the
-	// most keys busy at once.
-	if len(q.buf) > minRingSlots {
-		q.release()
-	}
-	t.free = append(t.free, q)
-	return q.pop() // the zero T, false
-}
-
-func (t *keyTable[T, K]) drain() []T {
-	var out []T
-	for _, q := range t.m {
-		for e, ok := q.pop(); ok; e, ok = q.pop() {
-			out = append(out, e.msg)
-		}
-	}
-	t.waiting = 0
-	return out
-}
-
-func (t *keyTable[T, K]) queued() int { return t.waiting }
-func (t *keyTable[T, K]) active() int { return len(t.m) }
 
 // rendezvous is WithConsistentHash's pin.
 type rendezvous[T any, K comparable] struct {

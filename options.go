@@ -80,7 +80,7 @@ type options struct {
 	strategy    Strategy
 
 	// pools only
-	keyed         func(pool bool) any // makes a keyFlows[T] for a pool, a keyGate[T] for a router, or a keyPin[T] (WithKey, WithConsistentHash)
+	keyed         func() any // makes a keyFlows[T] or a keyPin[T] (WithKey, WithConsistentHash)
 	queueSize     int
 	parent        context.Context
 	cancelOnError bool

@@ -131,7 +131,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	}
 	d := &p.d
 	if o.keyed != nil {
-		d.keys, d.pin = poolKeysFor[T](o)
+		d.keys, d.pin = keyedFor[T](o, "pool", "jobs")
 	}
 	if o.newMailbox != nil {
 		f, ok := o.newMailbox.(func() Mailbox[T])

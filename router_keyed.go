@@ -12,7 +12,7 @@ import (
 // is done; WithConsistentHash's pin sends each message to its key's routee.
 type routerKeys[T any] struct {
 	mu   sync.Mutex // guards gate, and placed
-	gate keyGate[T]
+	gate *gate[T]
 	pin  keyPin[T]
 	up   func(int) bool
 
@@ -28,7 +28,11 @@ type routerKeys[T any] struct {
 
 func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
 	rk := &routerKeys[T]{placed: make([]ring[bool], n), sink: o.deadLetters, name: o.name}
-	rk.gate, rk.pin = keyedFor[T](o)
+	keys, pin := keyedFor[T](o, "router", "messages")
+	if keys != nil {
+		rk.gate = &gate[T]{keys}
+	}
+	rk.pin = pin
 	if rk.sink == nil {
 		rk.sink = logDeadLetter
 	}
@@ -107,7 +111,7 @@ func (rk *routerKeys[T]) route(ctx context.Context, msg T) (by *Ref[T], sink boo
 		}
 		return nil, false, ErrNoRoutee
 	}
-	if !rk.gate.enter(msg, 0) { // a router places when the key frees: no order to keep
+	if !rk.gate.enter(msg) {
 		return nil, false, nil // it goes once the key's message before it is done
 	}
 	by, err = rk.place(msg)
@@ -160,11 +164,9 @@ func (rk *routerKeys[T]) releaseGated(msg T, gated bool) {
 	var refused []refusal
 	rk.mu.Lock()
 	for next, ok := msg, gated; ok; {
-		var e prioItem[T]
-		if e, ok = rk.gate.leave(next); !ok {
+		if next, ok = rk.gate.leave(next); !ok {
 			break
 		}
-		next = e.msg
 		by, err := rk.place(next)
 		if err == nil {
 			break
@@ -211,5 +213,5 @@ func (r *Router[T]) Keys() int {
 	}
 	r.keyed.mu.Lock()
 	defer r.keyed.mu.Unlock()
-	return r.keyed.gate.active()
+	return r.keyed.gate.keys.active()
 }
