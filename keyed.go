@@ -9,8 +9,9 @@ import (
 // each key in order: jobs with the same key run one after another, in the
 // order they were submitted, never two at once, while jobs of different
 // keys run in parallel. key must return the same key for a job every time
-// it is called; a pool calls it under its lock, twice per job, so it must
-// be quick and must not block or use the pool. A key that equals no key,
+// it is called; a pool calls it under its lock, once per job and once more
+// as its key's last job ends, so it must be quick and must not block or
+// use the pool. A key that equals no key,
 // such as a NaN, makes Submit (or Tell) panic.
 //
 // A key holds at most one job dispatched at a time. A job whose key is free
@@ -23,8 +24,8 @@ import (
 // message with its strategy (SmallestMailbox by default) when it is
 // dispatched. The key table holds only keys with jobs queued or running.
 //
-// It costs a map lookup under the pool's lock per job and per job's end;
-// no allocation per job in steady traffic. A keyed pool does not bound its
+// It costs a map lookup under the pool's lock per job, and one more as a
+// key's last job ends; no allocation per job in steady traffic. A keyed pool does not bound its
 // jobs unless WithQueueSize(n) is given, which caps the pool as a whole at
 // workers×(1+n) jobs, counting those waiting behind their keys: a hot key's
 // backlog then blocks every Submit, other keys' too. A job's own Submit on

@@ -2,14 +2,14 @@ package crew
 
 // PoolStats is a snapshot of a pool's counters, from Pool.Stats, its
 // batches' jobs included (but for those a batch's job ran inline: see
-// BatchStats), and the retired workers' (Resize) in the totals. While the
-// pool runs, the workers' counters are read one after another, not at one
-// instant, so they may disagree by the few jobs that ended meanwhile; after
-// Wait they are exact.
+// BatchStats), and the retired workers' (Resize) in the totals. The totals
+// are read at one instant; while the pool runs, PerWorker is read after
+// them, one worker after another, so it may disagree with them by the few
+// jobs that ended meanwhile. After Wait every figure is exact.
 type PoolStats struct {
 	Workers    int   // workers: those not ended by a job's runtime.Goexit, nor retired by Resize
 	Queued     int   // jobs waiting to be dispatched: in the backlog, or behind their key (WithKey) or at their worker (WithConsistentHash)
-	Running    int   // jobs dispatched and not ended (Inline ones aside)
+	Running    int   // jobs dispatched (taken by a worker, or granted to one) and not ended (Inline ones aside)
 	Submitted  int64 // jobs accepted: Completed + Canceled + Dropped + Queued + Running
 	Completed  int64 // jobs that ran, failed or not (Inline ones too)
 	Failed     int64 // jobs that returned an error, panicked or called runtime.Goexit
@@ -27,8 +27,8 @@ type PoolStats struct {
 
 // WorkerStats is one worker's part of PoolStats.
 type WorkerStats struct {
-	Name    string // the worker's actor name: the pool's name, "-", its index
-	Queued  int    // jobs queued at this worker (WithConsistentHash), or handed to it and not started
+	Name    string // the worker's name: the pool's name, "-", its index
+	Queued  int    // jobs queued at this worker (WithConsistentHash)
 	Handled int64  // jobs it ran (Inline ones too)
 }
 
