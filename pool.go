@@ -56,9 +56,10 @@ const DefaultQueueSize = 2
 //
 // A Pool is safe for concurrent use; the zero Pool is not usable. Its
 // worker goroutines start in the constructor and end in Wait, which every
-// pool must reach: a pool that is never waited for leaks its workers. Submit synchronizes before its job
-// runs: the job sees every write made before Submit was called. The end of
-// every job synchronizes before the return of Wait.
+// pool must reach: a pool that is never waited for leaks its workers.
+// Submit synchronizes before its job runs: the job sees every write made
+// before Submit was called. The end of every job synchronizes before the
+// return of Wait.
 type Pool[T any] struct {
 	// Set by the constructor, then only read, by every Submit and job.
 	handle        func(context.Context, T) error
@@ -228,33 +229,28 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 
 // submit is Submit's and Batch.Submit's: it offers t to the dispatcher, and
 // waits for room if the pool is full, unless t comes from a job of its
-// flow's (then it runs t inline).
+// flow (then it runs t inline).
 func (p *Pool[T]) submit(ctx context.Context, t task[T]) error {
 	var a after[T]
 	v, w, err := p.d.offer(t, mayWait, &p.waiters, p.seesStop(), &a)
 	a.run(p)
-	if v == noWaiter { // the first Submit to block on this processor: make it a waiter, and try again
+	switch v {
+	case accepted:
+		return nil
+	case noWaiter: // the first Submit to block on this processor: make it a waiter, and offer again
 		p.waiters.Put(&waiter[task[T]]{ready: make(chan struct{}, 1)})
 		return p.submit(ctx, t)
-	}
-	switch {
-	case v == accepted:
-		return nil
-	case !p.own(ctx, t.f.batch):
-	case v == waiting:
-		// A job's own Submit must not wait: it is let in, or run inline.
-		// Rare enough to take the queued Submit back out.
-		if !p.d.withdraw(w) {
-			err := w.outcome() // the pool decided first
-			p.waiters.Put(w)
-			if err != ErrPoolClosed && err != ErrBatchClosed { // refused as new by Wait: a job's own is not new
-				return err
-			}
-		} else {
-			p.waiters.Put(w)
+	case waiting, shut, batchShut:
+		if !p.own(ctx, t.f.batch) {
+			break
 		}
-		return p.submitOwn(ctx, t)
-	case v == shut, v == batchShut:
+		// A job's own Submit never waits, and is let in after Wait began:
+		// its job is not new. Rare enough to take a queued Submit back out.
+		if v == waiting {
+			if decided, err := p.withdraw(w); decided && err != ErrPoolClosed && err != ErrBatchClosed {
+				return err // the pool decided first, and not as for a new job
+			}
+		}
 		return p.submitOwn(ctx, t)
 	}
 	if v == waiting {
@@ -285,22 +281,35 @@ func (p *Pool[T]) submitOwn(ctx context.Context, t task[T]) error {
 // job (refusing it once Wait begins or the pool's context ends), or ctx
 // ends first.
 func (p *Pool[T]) await(ctx context.Context, w *waiter[task[T]]) error {
-	var err error
-	if done := ctx.Done(); done == nil { // a context that never ends: a receive costs less than a select
-		err = w.outcome()
-	} else {
-		select {
-		case <-w.ready:
-			err, w.err = w.err, nil
-		case <-done:
-			err = ctx.Err()
-			if !p.d.withdraw(w) {
-				err = w.outcome() // the pool decided first
-			}
+	done := ctx.Done()
+	if done == nil { // a context that never ends: a receive costs less than a select
+		err := w.outcome()
+		p.waiters.Put(w)
+		return err
+	}
+	select {
+	case <-done:
+		if decided, err := p.withdraw(w); decided {
+			return err
 		}
+		return ctx.Err()
+	case <-w.ready:
+		err := w.err
+		w.err = nil
+		p.waiters.Put(w)
+		return err
+	}
+}
+
+// withdraw takes the blocked Submit w back, unless the pool answered it
+// first: then it reports decided, with the answer. Either way w goes back
+// to the pool's waiters.
+func (p *Pool[T]) withdraw(w *waiter[task[T]]) (decided bool, err error) {
+	if !p.d.withdraw(w) {
+		decided, err = true, w.outcome()
 	}
 	p.waiters.Put(w)
-	return err
+	return decided, err
 }
 
 // refusal is what Submit returns for a verdict other than waiting, for a
