@@ -240,7 +240,7 @@ func sampleReport() *report {
 	for k, subs := range []int{1, 8} {
 		for i, c := range contenders() {
 			allocs := 0.0
-			if c.name == "errgroup SetLimit" {
+			if c.name == errgroupName {
 				allocs = 2
 			}
 			r.overhead = append(r.overhead, overheadResult{c.name, subs, ns[i] * (1 + 0.3*float64(k)), allocs})
@@ -285,6 +285,8 @@ func sampleReport() *report {
 	}
 	r.batchRequests, r.batchWorkers, r.batchRuns, r.batchSpinRate = 4000, 8, 3, 250
 	r.emptyBatch = emptyBatchCost{ns: 340, allocs: 3}
+	// crew at 1.15x the hand-written pool at every setting, errgroup 500 ns.
+	r.scaling, r.scalingJobs, r.scalingRuns = scalingSample(115, 500, 0), 1000, 5
 	r.memory = &memoryResult{actors: 10000, heapPerActor: 1010, heapPerGoroutine: 599, stackPerActor: 2032, messages: 1000,
 		perMessage: map[string]float64{"Unbounded": 8.4, "Segmented": 9}, retainedAfterAll: map[string]float64{"Unbounded": 432, "Segmented": 144}}
 	return r
@@ -306,6 +308,29 @@ func TestTargetsAreCrewsListInOrder(t *testing.T) {
 		"overhead, 8 submitters: 0 allocs/job",
 		"overhead, 1 submitter: a batch's Submit <= 1.15x the pool's, 0 allocs/job",
 		"overhead, 8 submitters: a batch's Submit <= 1.15x the pool's, 0 allocs/job",
+		"scaling, GOMAXPROCS 2, 8 workers, 1 submitter: <= 1.2x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 8, 8 workers, 1 submitter: <= 1.2x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 16, 8 workers, 1 submitter: <= 1.2x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 2, 8 workers, 8 submitters: <= 1.2x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 8, 8 workers, 8 submitters: <= 1.2x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 16, 8 workers, 8 submitters: <= 1.2x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 2, 8 workers, 1 submitter: <= 1.1x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 2, 64 workers, 1 submitter: <= 1.3x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 8, 64 workers, 1 submitter: <= 1.3x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 16, 64 workers, 1 submitter: <= 1.3x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 2, 64 workers, 8 submitters: <= 1.3x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 8, 64 workers, 8 submitters: <= 1.3x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 16, 64 workers, 8 submitters: <= 1.3x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 2, 1024 workers, 1 submitter: <= 1.3x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 8, 1024 workers, 1 submitter: <= 1.3x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 16, 1024 workers, 1 submitter: <= 1.3x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 2, 1024 workers, 8 submitters: <= 1.3x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 8, 1024 workers, 8 submitters: <= 1.3x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 16, 1024 workers, 8 submitters: <= 1.3x the hand-written pool (shared chan, capacity = workers)",
+		"scaling, GOMAXPROCS 2, 8 workers, 1 submitter: >= 4x faster than errgroup",
+		"scaling, GOMAXPROCS 8, 8 workers, 1 submitter: >= 4x faster than errgroup",
+		"scaling, GOMAXPROCS 16, 8 workers, 1 submitter: >= 4x faster than errgroup",
+		"scaling, every setting: 0 allocs/job",
 		"an empty batch (NewBatch + Wait): well under 1 µs, <= 4 allocs",
 		"streaming 80% load: p99 <= 1.03x the shared queue's (hand-written shared chan)",
 		"streaming 90% load: p99 <= 1.03x the shared queue's (hand-written shared chan)",
@@ -332,9 +357,9 @@ func TestTargetsAreCrewsListInOrder(t *testing.T) {
 	}
 	// A run of some scenarios only checks the targets it has figures for.
 	r := sampleReport()
-	r.overhead, r.memory = nil, nil
+	r.overhead, r.memory, r.scaling = nil, nil, nil
 	for _, x := range r.targets() {
-		if strings.HasPrefix(x.what, "overhead") || strings.HasPrefix(x.what, "memory") {
+		if strings.HasPrefix(x.what, "overhead") || strings.HasPrefix(x.what, "memory") || strings.HasPrefix(x.what, "scaling") {
 			t.Fatalf("target %q without its figures", x.what)
 		}
 	}
@@ -375,7 +400,8 @@ func TestReportAndChartsFromAFullReport(t *testing.T) {
 	md := r.markdown()
 	for _, want := range []string{"## Targets\n\nThese are crew's performance targets, each checked against this run", "busiest worker / mean", "median over the runs",
 		"## 7. Batches on one shared pool", "| " + batchErrgroupName + " | 2500 | 21250 | 2.67 ms | 8.00 ms | 7.20 ms to 8.80 ms |",
-		"## 8. Actors", "| " + protoActorName + " | 4 | 50.0 | 1.700 | 2.50x |"} {
+		"## 8. Actors", "| " + protoActorName + " | 4 | 50.0 | 1.700 | 2.50x |",
+		"## 9. Scaling: GOMAXPROCS, workers and submitters", "### GOMAXPROCS 8, 64 workers, 8 submitters"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -399,12 +425,12 @@ func TestReportAndChartsFromAFullReport(t *testing.T) {
 			t.Errorf("%s is not a PNG", ch.file)
 		}
 	}
-	want := []string{"overhead.png", "burst-makespan.png", "stream-p99.png", "keyed.png", "mailboxes.png"}
+	want := []string{"overhead.png", "burst-makespan.png", "stream-p99.png", "keyed.png", "mailboxes.png", "scaling.png"}
 	if !slices.Equal(files, want) {
 		t.Errorf("charts %v, want %v", files, want)
 	}
 	// A run of some scenarios draws the charts it has figures for.
-	r.overhead, r.mailboxes, r.keyed = nil, nil, nil
+	r.overhead, r.mailboxes, r.keyed, r.scaling = nil, nil, nil, nil
 	charts, err = r.charts(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -36,6 +36,7 @@ type dotChart struct {
 type dotPanel struct {
 	title  string
 	values []float64 // NaN or infinite: no dot
+	look   string    // the name whose look draws every dot; "" for each row's own
 }
 
 func (d dotChart) save(file string) error {
@@ -83,6 +84,9 @@ func (d dotChart) save(file string) error {
 				continue
 			}
 			l := lookOf(d.names[i])
+			if panel.look != "" {
+				l = lookOf(panel.look)
+			}
 			y := rowY(i)
 			if d.ref > 0 {
 				stem, err := plotter.NewLine(plotter.XYs{{X: d.ref, Y: y}, {X: v, Y: y}})

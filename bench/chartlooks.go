@@ -25,18 +25,18 @@ func rgb(hex uint32) color.Color {
 // chart: d3's category10 and one more colour, and markers that tell apart
 // the contenders that share a shape.
 var looks = map[string]look{
-	crewName:            {rgb(0x1f77b4), marker{shape: circle, filled: true}},
-	"crew RoundRobin":   {rgb(0x17becf), marker{shape: square, filled: true}},
-	"crew Random":       {rgb(0x9467bd), marker{shape: triangle, filled: true}},
-	crew1024Name:        {rgb(0x393b79), marker{shape: downTriangle, filled: true}},
-	crewBatchName:       {rgb(0x6b6ecf), marker{shape: downTriangle}},
-	baselineName:        {rgb(0xd62728), marker{shape: diamond, filled: true}},
-	chan1024Name:        {rgb(0xff7f0e), marker{shape: circle}},
-	shardsName:          {rgb(0x8c564b), marker{shape: square}},
-	"errgroup SetLimit": {rgb(0x2ca02c), marker{shape: triangle}},
-	"conc pool":         {rgb(0xe377c2), marker{shape: cross}},
-	"ants v2":           {rgb(0xbcbd22), marker{shape: plus}},
-	"pond v2":           {rgb(0x7f7f7f), marker{shape: diamond}},
+	crewName:          {rgb(0x1f77b4), marker{shape: circle, filled: true}},
+	"crew RoundRobin": {rgb(0x17becf), marker{shape: square, filled: true}},
+	"crew Random":     {rgb(0x9467bd), marker{shape: triangle, filled: true}},
+	crew1024Name:      {rgb(0x393b79), marker{shape: downTriangle, filled: true}},
+	crewBatchName:     {rgb(0x6b6ecf), marker{shape: downTriangle}},
+	baselineName:      {rgb(0xd62728), marker{shape: diamond, filled: true}},
+	chan1024Name:      {rgb(0xff7f0e), marker{shape: circle}},
+	shardsName:        {rgb(0x8c564b), marker{shape: square}},
+	errgroupName:      {rgb(0x2ca02c), marker{shape: triangle}},
+	concName:          {rgb(0xe377c2), marker{shape: cross}},
+	"ants v2":         {rgb(0xbcbd22), marker{shape: plus}},
+	"pond v2":         {rgb(0x7f7f7f), marker{shape: diamond}},
 }
 
 // lookOf returns name's look: a contender's own, or a dark grey dot for the

@@ -32,6 +32,7 @@ func (r *report) charts(dir string) ([]chart, error) {
 		{len(r.stream) > 0, r.streamTitle(), "stream-p99.png", r.streamChart},
 		{len(r.keyed) > 0, r.keyedTitle(), "keyed.png", r.keyedChart},
 		{len(r.mailboxes) > 0, r.mailboxTitle(), "mailboxes.png", r.mailboxChart},
+		{len(r.scaling) > 0, r.scalingTitle(), "scaling.png", r.scalingChart},
 	} {
 		if !ch.has {
 			continue
@@ -131,6 +132,33 @@ func (r *report) mailboxChart(file string) error {
 		}
 		d.panels = append(d.panels, ratioPanel(title, d.names, "buffered chan (1024)",
 			func(name string) float64 { return r.mailboxOf(name, np).nsPerMsg }))
+	}
+	return d.save(file)
+}
+
+// scalingTitle is the scaling chart's title and its caption in the report.
+func (r *report) scalingTitle() string {
+	return "Scaling: time per no-op job over the hand-written pool's (shared chan, capacity = workers)"
+}
+
+// scalingChart draws, for each setting, each contender's time per no-op job
+// over the hand-written pool's: a row per setting, a panel per contender.
+func (r *report) scalingChart(file string) error {
+	d := dotChart{title: r.scalingTitle(), xLabel: "x hand-written (shared chan, capacity = workers), log scale", ref: 1, log: true,
+		label: ratioLabel, width: 12 * vg.Inch}
+	settings := r.scalingRun()
+	for _, s := range settings {
+		d.names = append(d.names, s.String())
+	}
+	for _, c := range scalingContenders() {
+		if c.name == baselineName {
+			continue
+		}
+		panel := dotPanel{title: c.name, look: c.name}
+		for _, s := range settings {
+			panel.values = append(panel.values, r.scalingOf(c.name, s).nsPerJob/r.scalingOf(baselineName, s).nsPerJob)
+		}
+		d.panels = append(d.panels, panel)
 	}
 	return d.save(file)
 }

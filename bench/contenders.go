@@ -49,8 +49,8 @@ func contenders() []contender {
 		// stream: only its overhead differs.
 		{name: chan1024Name, start: channelPoolOf(1024), overheadOnly: true},
 		{name: shardsName, start: startShardedPool},
-		{name: "errgroup SetLimit", start: startErrgroup},
-		{name: "conc pool", start: startConc},
+		{name: errgroupName, start: startErrgroup},
+		{name: concName, start: startConc},
 		{name: "ants v2", start: startAnts},
 		{name: "pond v2", start: startPond},
 	}
@@ -63,6 +63,8 @@ const (
 	baselineName  = "hand-written (shared chan)"
 	chan1024Name  = "hand-written (chan 1024)"
 	shardsName    = "hand-written (round-robin shards)"
+	errgroupName  = "errgroup SetLimit"
+	concName      = "conc pool"
 )
 
 // crewPool runs func() jobs through a typed crew pool with the default

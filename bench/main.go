@@ -2,18 +2,23 @@
 // and hand-written pools, crew's batches on one shared pool with an
 // errgroup per request and with pond's groups on one pool, crew's
 // mailboxes with a buffered channel, and crew's actor with a goroutine fed
-// by a buffered channel and with protoactor-go's actor. It prints a markdown report on
-// standard output and writes it, with PNG charts, to a directory: bench/out/
-// by default, which git ignores, so that a run leaves the checkout clean. It
-// says on standard error where it wrote them.
+// by a buffered channel and with protoactor-go's actor. Its scaling
+// scenario repeats the overhead scenario's no-op jobs at GOMAXPROCS 2, 8
+// and 16 (which it sets with runtime.GOMAXPROCS and restores after), with
+// 8, 64 and 1,024 workers and with 1 and 8 submitters, crew's pool against
+// the hand-written pool over a channel as large as the pool, errgroup and
+// conc. It prints a markdown report on standard output and writes it, with
+// PNG charts, to a directory: bench/out/ by default, which git ignores, so
+// that a run leaves the checkout clean. It says on standard error where it
+// wrote them.
 //
 // Run it from the repository root with
 //
 //	go -C bench run .
 //
-// (about ten minutes on two cores), or with -quick for a smoke run of
-// about a minute. A progress line per scenario and contender goes to
-// standard error.
+// (about thirteen minutes on two cores, three of them the scaling scenario's;
+// -scenarios picks some), or with -quick for a smoke run of about a minute.
+// A progress line per scenario and contender goes to standard error.
 //
 // A relative -out is taken from the directory the command was run in, not
 // from bench/: that is $PWD when it is set and absolute (go -C changes the
@@ -48,19 +53,21 @@ type config struct {
 	loads                      []float64
 	mailboxMsgs, actors, depth int
 	batchRequests              int
+	scalingJobs                int
 	out                        string
 }
 
-var allScenarios = []string{"overhead", "burst", "stream", "keyed", "mailboxes", "actors", "memory", "batches"}
+var allScenarios = []string{"overhead", "burst", "stream", "keyed", "mailboxes", "actors", "memory", "batches", "scaling"}
 
 func parseFlags() config {
 	var c config
 	scen := flag.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run: "+strings.Join(allScenarios, ", "))
-	flag.BoolVar(&c.quick, "quick", false, "a smoke run of under a minute: fewer jobs and runs")
+	flag.BoolVar(&c.quick, "quick", false, "a smoke run of about a minute: fewer jobs and runs")
 	flag.IntVar(&c.workers, "workers", 8, "workers per pool (overhead, streaming, keyed and batches scenarios)")
 	flag.IntVar(&c.burstWorkers, "burst-workers", 16, "workers per pool in the burst scenario")
-	flag.IntVar(&c.runs, "runs", 5, "runs per measurement in the overhead, burst and mailbox scenarios; the median is reported")
+	flag.IntVar(&c.runs, "runs", 5, "runs per measurement in the overhead, burst, mailbox and scaling scenarios; the median is reported")
 	flag.IntVar(&c.streamJobs, "stream-jobs", 4000, "jobs per contender, load and run in the streaming scenario, and per placement in the keyed one (their duration)")
+	flag.IntVar(&c.scalingJobs, "scaling-jobs", 1_000_000, "no-op jobs per contender, setting and run in the scaling scenario (at most 50000 with -quick)")
 	flag.IntVar(&c.streamRuns, "stream-runs", 3, "seeded runs per load in the streaming scenario, and of the keyed and batches scenarios; the median of each figure is reported")
 	flag.StringVar(&c.out, "out", "", "directory for report.md and the charts (default bench/out/, which git ignores); "+
 		"a relative path is taken from the directory the command was run in ($PWD), so from the repository root "+
@@ -76,8 +83,8 @@ func parseFlags() config {
 		}
 		c.scenarios[s] = true
 	}
-	if c.workers < 1 || c.burstWorkers < 1 || c.runs < 1 || c.streamJobs < 1 || c.streamRuns < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -workers, -burst-workers, -runs, -stream-jobs and -stream-runs must be at least 1")
+	if c.workers < 1 || c.burstWorkers < 1 || c.runs < 1 || c.streamJobs < 1 || c.streamRuns < 1 || c.scalingJobs < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -workers, -burst-workers, -runs, -stream-jobs, -stream-runs and -scaling-jobs must be at least 1")
 		os.Exit(2)
 	}
 	for _, l := range strings.Split(*loads, ",") {
@@ -96,6 +103,7 @@ func parseFlags() config {
 		c.batchRequests = 1000
 		c.runs = min(c.runs, 3)
 		c.streamJobs = min(c.streamJobs, 300)
+		c.scalingJobs = min(c.scalingJobs, 50_000)
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -183,6 +191,10 @@ func main() {
 		r.batches, r.batchSpinRate = batches(c.workers, c.batchRequests, c.streamRuns, step("batches:"))
 		r.emptyBatch = measureEmptyBatch(c.workers, c.runs)
 		r.batchRequests, r.batchWorkers, r.batchRuns = c.batchRequests, c.workers, c.streamRuns
+	}
+	if c.scenarios["scaling"] {
+		r.scaling = scaling(scalingSettings(), c.scalingJobs, c.runs, step("scaling,"))
+		r.scalingJobs, r.scalingRuns = c.scalingJobs, c.runs
 	}
 	r.took = time.Since(began)
 

@@ -40,6 +40,9 @@ type report struct {
 	batchSpinRate                          float64 // rounds of spin per microsecond
 	emptyBatch                             emptyBatchCost
 	batchRequests, batchWorkers, batchRuns int
+
+	scaling                  []scalingResult
+	scalingJobs, scalingRuns int
 }
 
 func (r *report) markdown() string {
@@ -141,6 +144,9 @@ func (r *report) markdown() string {
 		}
 		p("\n")
 	}
+	if len(r.scaling) > 0 {
+		r.scalingMarkdown(p)
+	}
 	if t := r.targets(); len(t) > 0 {
 		p("## Targets\n\n")
 		p("These are crew's performance targets, each checked against this run; crew means %s unless a row says otherwise, and measured gives the ratio, then crew's figure against the other's.\n\n", crewName)
@@ -185,7 +191,7 @@ func (r *report) targets() []target {
 			fmt.Sprintf("%.2fx (crew %.0f vs %s %.0f ns/job)", c.nsPerJob/o.nsPerJob, c.nsPerJob, o.name, o.nsPerJob), c.nsPerJob/o.nsPerJob <= 1.2)
 	}
 	for _, subs := range []int{1, 8} {
-		c, eg := r.overheadOf(crewName, subs), r.overheadOf("errgroup SetLimit", subs)
+		c, eg := r.overheadOf(crewName, subs), r.overheadOf(errgroupName, subs)
 		if c.nsPerJob > 0 && eg.nsPerJob > 0 {
 			x := eg.nsPerJob / c.nsPerJob
 			add(fmt.Sprintf("overhead, %s: >= 4x faster than errgroup", submitters(subs)),
@@ -205,6 +211,7 @@ func (r *report) targets() []target {
 				fmt.Sprintf("%.2fx (batch %.0f vs pool %.0f ns/job), %.2f allocs/job", x, b.nsPerJob, c.nsPerJob, b.allocsPJob), x <= 1.15 && b.allocsPJob < 0.01)
 		}
 	}
+	ts = append(ts, r.scalingTargets()...)
 	if e := r.emptyBatch; e.ns > 0 {
 		add("an empty batch (NewBatch + Wait): well under 1 µs, <= 4 allocs", fmt.Sprintf("%.0f ns, %d allocs", e.ns, e.allocs), e.ns < 500 && e.allocs <= 4)
 	}

@@ -1,0 +1,203 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+)
+
+// The scaling scenario: the overhead scenario's no-op jobs at several
+// GOMAXPROCS, pool sizes and submitter counts, crew against the
+// hand-written pool over a channel as large as the pool, errgroup and conc.
+
+// The grid of the scaling scenario.
+var (
+	scalingProcs      = []int{2, 8, 16}
+	scalingWorkers    = []int{8, 64, 1024}
+	scalingSubmitters = []int{1, 8}
+)
+
+// The scaling scenario's targets hold crew to scalingLimit times the
+// hand-written pool with 8 workers (scalingTightLimit at GOMAXPROCS 2 with
+// one submitter) and to scalingWideLimit with more workers, and want it
+// scalingErrgroupSpeedup times as fast as errgroup with one submitter and
+// 8 workers.
+const (
+	scalingLimit           = 1.2
+	scalingTightLimit      = 1.1
+	scalingWideLimit       = 1.3
+	scalingErrgroupSpeedup = 4
+)
+
+// A scalingSetting is one cell of the scaling scenario's grid.
+type scalingSetting struct {
+	procs, workers, submitters int
+}
+
+// String names s as the report does: "GOMAXPROCS 2, 8 workers, 1 submitter".
+func (s scalingSetting) String() string {
+	return fmt.Sprintf("GOMAXPROCS %d, %d workers, %s", s.procs, s.workers, submitters(s.submitters))
+}
+
+// scalingSettings returns the grid, in the order it is measured and
+// reported: by workers, then submitters, then GOMAXPROCS, so that the
+// report's neighbouring rows differ in GOMAXPROCS only.
+func scalingSettings() []scalingSetting {
+	var ss []scalingSetting
+	for _, w := range scalingWorkers {
+		for _, subs := range scalingSubmitters {
+			for _, procs := range scalingProcs {
+				ss = append(ss, scalingSetting{procs, w, subs})
+			}
+		}
+	}
+	return ss
+}
+
+// scalingResult is one contender's cost per no-op job at one setting.
+type scalingResult struct {
+	scalingSetting
+	name                 string
+	nsPerJob, allocsPJob float64
+}
+
+// scalingContenders returns the contenders of the scaling scenario, in
+// report order: crew's default pool, the hand-written pool over one channel
+// of capacity workers, errgroup and conc.
+func scalingContenders() []contender {
+	names := []string{crewName, baselineName, errgroupName, concName}
+	return slices.DeleteFunc(contenders(), func(c contender) bool { return !slices.Contains(names, c.name) })
+}
+
+// atProcs runs f with GOMAXPROCS set to procs, and sets it back to what it
+// was once f returns or panics.
+func atProcs(procs int, f func()) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+	f()
+}
+
+// scaling measures each setting as the overhead scenario does, jobs no-op
+// jobs runs times with the contenders interleaved run by run, keeping the
+// median of each, at the setting's GOMAXPROCS.
+func scaling(settings []scalingSetting, jobs, runs int, progress func(string)) []scalingResult {
+	cs := scalingContenders()
+	var out []scalingResult
+	for _, s := range settings {
+		var res []overheadResult
+		atProcs(s.procs, func() {
+			res = overhead(cs, s.workers, s.submitters, jobs, runs, func(what string) { progress(s.String() + ": " + what) })
+		})
+		for _, o := range res {
+			out = append(out, scalingResult{s, o.name, o.nsPerJob, o.allocsPJob})
+		}
+	}
+	return out
+}
+
+// scalingOf returns name's result at s, or a zero one.
+func (r *report) scalingOf(name string, s scalingSetting) scalingResult {
+	return find(r.scaling, func(x scalingResult) bool { return x.name == name && x.scalingSetting == s })
+}
+
+// scalingRun returns the settings r has figures for, in the order measured.
+func (r *report) scalingRun() []scalingSetting {
+	var ss []scalingSetting
+	for _, x := range r.scaling {
+		if !slices.Contains(ss, x.scalingSetting) {
+			ss = append(ss, x.scalingSetting)
+		}
+	}
+	return ss
+}
+
+// scalingMarkdown writes the scaling scenario's section with p: a summary
+// of crew against the others per setting, then a table per setting.
+func (r *report) scalingMarkdown(p func(format string, a ...any)) {
+	p("## 9. Scaling: GOMAXPROCS, workers and submitters\n\n")
+	p("The overhead scenario's no-op jobs, %d per contender, setting and run, at every setting of GOMAXPROCS %s (set by the program for the setting's runs and restored after; this machine has %d CPUs), %s workers and %s submitters. crew is crew's default pool, %s; the hand-written pool's channel holds as many jobs as the pool has workers; errgroup has SetLimit(workers) and conc WithMaxGoroutines(workers). Start-up and wait included; the median of %d runs, contenders interleaved run by run; allocations from runtime.MemStats. First each setting's ratios, each a contender's time per job over the other's, then a table per setting.\n\n",
+		r.scalingJobs, joinInts(scalingProcs), runtime.NumCPU(), joinInts(scalingWorkers), joinInts(scalingSubmitters),
+		crewName, r.scalingRuns)
+	p("| setting | crew vs hand-written (shared chan) | errgroup vs crew | conc vs crew | crew allocs/job |\n|---|---|---|---|---|\n")
+	for _, s := range r.scalingRun() {
+		c, base := r.scalingOf(crewName, s), r.scalingOf(baselineName, s)
+		eg, cc := r.scalingOf(errgroupName, s), r.scalingOf(concName, s)
+		p("| %s | %.2fx | %.2fx | %.2fx | %.3f |\n", s, c.nsPerJob/base.nsPerJob, eg.nsPerJob/c.nsPerJob, cc.nsPerJob/c.nsPerJob, c.allocsPJob)
+	}
+	p("\n")
+	for _, s := range r.scalingRun() {
+		p("### %s\n\n", s)
+		p("| contender | ns/job | allocs/job | vs hand-written (shared chan) |\n|---|---|---|---|\n")
+		base := r.scalingOf(baselineName, s)
+		for _, x := range r.scaling {
+			if x.scalingSetting == s {
+				p("| %s | %.1f | %.3f | %.2fx |\n", x.name, x.nsPerJob, x.allocsPJob, x.nsPerJob/base.nsPerJob)
+			}
+		}
+		p("\n")
+	}
+}
+
+// scalingTargets checks the scaling scenario's figures against crew's
+// targets, for the settings r has figures for: crew against the
+// hand-written pool at each setting, against errgroup with one submitter
+// and 8 workers, and crew's allocations at all of them.
+func (r *report) scalingTargets() []target {
+	var ts []target
+	run := r.scalingRun()
+	vsBase := func(s scalingSetting, limit float64) {
+		c, base := r.scalingOf(crewName, s), r.scalingOf(baselineName, s)
+		if c.nsPerJob > 0 && base.nsPerJob > 0 {
+			x := c.nsPerJob / base.nsPerJob
+			ts = append(ts, target{fmt.Sprintf("scaling, %s: <= %gx the hand-written pool (shared chan, capacity = workers)", s, limit),
+				fmt.Sprintf("%.2fx (crew %.0f vs %s %.0f ns/job)", x, c.nsPerJob, baselineName, base.nsPerJob), x <= limit})
+		}
+	}
+	for _, s := range run {
+		if s.workers == 8 {
+			vsBase(s, scalingLimit)
+		}
+	}
+	for _, s := range run {
+		if s.workers == 8 && s.procs == 2 && s.submitters == 1 {
+			vsBase(s, scalingTightLimit)
+		}
+	}
+	for _, s := range run {
+		if s.workers > 8 {
+			vsBase(s, scalingWideLimit)
+		}
+	}
+	for _, s := range run {
+		c, eg := r.scalingOf(crewName, s), r.scalingOf(errgroupName, s)
+		if s.workers == 8 && s.submitters == 1 && c.nsPerJob > 0 && eg.nsPerJob > 0 {
+			x := eg.nsPerJob / c.nsPerJob
+			ts = append(ts, target{fmt.Sprintf("scaling, %s: >= %dx faster than errgroup", s, scalingErrgroupSpeedup),
+				fmt.Sprintf("%.2fx faster (crew %.0f vs errgroup %.0f ns/job)", x, c.nsPerJob, eg.nsPerJob), x >= scalingErrgroupSpeedup})
+		}
+	}
+	// One row for the allocations: the most at any setting, and where.
+	var most scalingResult
+	for _, s := range run {
+		if c := r.scalingOf(crewName, s); c.nsPerJob > 0 && (most.name == "" || c.allocsPJob > most.allocsPJob) {
+			most = c
+		}
+	}
+	if most.name != "" {
+		ts = append(ts, target{"scaling, every setting: 0 allocs/job",
+			fmt.Sprintf("%.3f allocs/job at most (%s)", most.allocsPJob, most.scalingSetting), most.allocsPJob < 0.01})
+	}
+	return ts
+}
+
+// joinInts writes xs as a list in words: "2, 8 and 16".
+func joinInts(xs []int) string {
+	s := make([]string, len(xs))
+	for i, x := range xs {
+		s[i] = fmt.Sprint(x)
+	}
+	if len(s) < 2 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"fmt"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAtProcsSetsGOMAXPROCSAndRestoresIt(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	t.Run("while f runs, GOMAXPROCS is procs; after, what it was", func(t *testing.T) {
+		var during int
+		atProcs(before+3, func() { during = runtime.GOMAXPROCS(0) })
+		assert.Equal(t, before+3, during)
+		assert.Equal(t, before, runtime.GOMAXPROCS(0))
+	})
+	t.Run("a panic in f restores GOMAXPROCS too", func(t *testing.T) {
+		assert.Panics(t, func() { atProcs(before+5, func() { panic("boom") }) })
+		assert.Equal(t, before, runtime.GOMAXPROCS(0))
+	})
+}
+
+func TestScalingSettingsAreTheWholeGridWithGOMAXPROCSVaryingFastest(t *testing.T) {
+	ss := scalingSettings()
+	require.Len(t, ss, len(scalingProcs)*len(scalingWorkers)*len(scalingSubmitters))
+	for _, w := range scalingWorkers {
+		for _, subs := range scalingSubmitters {
+			for _, procs := range scalingProcs {
+				assert.Contains(t, ss, scalingSetting{procs, w, subs})
+			}
+		}
+	}
+	for i := 1; i < len(ss); i++ {
+		a, b := ss[i-1], ss[i]
+		if i%len(scalingProcs) != 0 {
+			assert.Equal(t, scalingSetting{b.procs, a.workers, a.submitters}, b, "neighbours %v and %v differ in more than GOMAXPROCS", a, b)
+		}
+	}
+	assert.Equal(t, "GOMAXPROCS 2, 8 workers, 1 submitter", ss[0].String())
+	assert.Equal(t, "GOMAXPROCS 16, 1024 workers, 8 submitters", ss[len(ss)-1].String())
+}
+
+func TestScalingContendersAndTheChannelPoolsCapacity(t *testing.T) {
+	var names []string
+	for _, c := range scalingContenders() {
+		names = append(names, c.name)
+	}
+	assert.Equal(t, []string{crewName, baselineName, errgroupName, concName}, names)
+	for _, w := range scalingWorkers {
+		p := scalingContenders()[1].start(w)
+		cp, ok := p.(*channelPool)
+		require.True(t, ok, "the baseline is a %T", p)
+		assert.Equal(t, w, cap(cp.jobs), "the channel of a pool of %d workers", w)
+		p.wait()
+	}
+}
+
+func TestScalingRunsEachSettingAtItsGOMAXPROCSAndRestoresIt(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	settings := []scalingSetting{{2, 8, 1}, {before + 3, 64, 8}}
+	var mu sync.Mutex // guards seen
+	seen := map[string]int{}
+	res := scaling(settings, 400, 2, func(what string) {
+		mu.Lock()
+		defer mu.Unlock()
+		seen[what] = runtime.GOMAXPROCS(0)
+	})
+	assert.Equal(t, before, runtime.GOMAXPROCS(0))
+	require.Len(t, res, len(settings)*len(scalingContenders()))
+	for _, s := range settings {
+		for _, c := range scalingContenders() {
+			assert.Equal(t, s.procs, seen[s.String()+": "+c.name], "GOMAXPROCS while measuring %s at %v", c.name, s)
+			x := find(res, func(x scalingResult) bool { return x.name == c.name && x.scalingSetting == s })
+			assert.Positive(t, x.nsPerJob, "%s at %v", c.name, s)
+		}
+	}
+}
+
+// scalingSample returns made-up scaling results at every setting of the
+// grid: per job, the hand-written pool 100 ns, crew crewNs, errgroup
+// egNs with 2 allocations, conc 300 ns; crew allocates crewAllocs.
+func scalingSample(crewNs, egNs, crewAllocs float64) []scalingResult {
+	var out []scalingResult
+	for _, s := range scalingSettings() {
+		out = append(out,
+			scalingResult{s, crewName, crewNs, crewAllocs},
+			scalingResult{s, baselineName, 100, 0},
+			scalingResult{s, errgroupName, egNs, 2},
+			scalingResult{s, concName, 300, 0})
+	}
+	return out
+}
+
+func TestScalingTargets(t *testing.T) {
+	const (
+		tight   = "scaling, GOMAXPROCS 2, 8 workers, 1 submitter: <= 1.1x the hand-written pool (shared chan, capacity = workers)"
+		p2      = "scaling, GOMAXPROCS 2, 8 workers, 1 submitter: <= 1.2x the hand-written pool (shared chan, capacity = workers)"
+		p16x8   = "scaling, GOMAXPROCS 16, 8 workers, 8 submitters: <= 1.2x the hand-written pool (shared chan, capacity = workers)"
+		wide    = "scaling, GOMAXPROCS 8, 1024 workers, 8 submitters: <= 1.3x the hand-written pool (shared chan, capacity = workers)"
+		eg16    = "scaling, GOMAXPROCS 16, 8 workers, 1 submitter: >= 4x faster than errgroup"
+		allocs  = "scaling, every setting: 0 allocs/job"
+		nTarget = 6 + 1 + 12 + 3 + 1
+	)
+	for _, tc := range []struct {
+		name      string
+		r         *report
+		met       map[string]bool
+		measured  map[string]string
+		unchecked []string
+	}{
+		{
+			name: "crew at 1.15x the channel pool meets 1.2x and 1.3x but not the 1.1x at GOMAXPROCS 2 with one submitter",
+			r:    &report{scaling: scalingSample(115, 500, 0)},
+			met:  map[string]bool{tight: false, p2: true, p16x8: true, wide: true, eg16: true, allocs: true},
+			measured: map[string]string{
+				tight:  "1.15x (crew 115 vs hand-written (shared chan) 100 ns/job)",
+				eg16:   "4.35x faster (crew 115 vs errgroup 500 ns/job)",
+				allocs: "0.000 allocs/job at most (GOMAXPROCS 2, 8 workers, 1 submitter)",
+			},
+		},
+		{
+			name: "crew at 1.25x fails the 8-worker targets with its figure and still meets 1.3x with more workers",
+			r:    &report{scaling: scalingSample(125, 600, 0)},
+			met:  map[string]bool{tight: false, p2: false, p16x8: false, wide: true, eg16: true},
+			measured: map[string]string{
+				p16x8: "1.25x (crew 125 vs hand-written (shared chan) 100 ns/job)",
+			},
+		},
+		{
+			name:     "crew 3.9 times as fast as errgroup fails the 4x target",
+			r:        &report{scaling: scalingSample(100, 390, 0)},
+			met:      map[string]bool{tight: true, eg16: false},
+			measured: map[string]string{eg16: "3.90x faster (crew 100 vs errgroup 390 ns/job)"},
+		},
+		{
+			name:      "with 8 submitters crew is not held to beat errgroup",
+			r:         &report{scaling: scalingSample(100, 100, 0)},
+			unchecked: []string{"scaling, GOMAXPROCS 2, 8 workers, 8 submitters: >= 4x faster than errgroup"},
+		},
+		{
+			name:     "an allocation per fifty jobs fails the 0 allocs target",
+			r:        &report{scaling: scalingSample(100, 500, 0.02)},
+			met:      map[string]bool{allocs: false},
+			measured: map[string]string{allocs: "0.020 allocs/job at most (GOMAXPROCS 2, 8 workers, 1 submitter)"},
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[string]target{}
+			for _, x := range tc.r.scalingTargets() {
+				got[x.what] = x
+			}
+			assert.Len(t, got, nTarget)
+			for what, met := range tc.met {
+				require.Contains(t, got, what)
+				assert.Equal(t, met, got[what].met, "%s (%s)", what, got[what].measured)
+			}
+			for what, measured := range tc.measured {
+				assert.Equal(t, measured, got[what].measured, what)
+			}
+			for _, what := range tc.unchecked {
+				assert.NotContains(t, got, what)
+			}
+		})
+	}
+	t.Run("the worst setting's allocations are the ones reported", func(t *testing.T) {
+		r := &report{scaling: scalingSample(100, 500, 0)}
+		i := slices.IndexFunc(r.scaling, func(x scalingResult) bool {
+			return x.name == crewName && x.scalingSetting == scalingSetting{16, 1024, 1}
+		})
+		r.scaling[i].allocsPJob = 0.1
+		x := r.scalingTargets()[nTarget-1]
+		assert.Equal(t, allocs, x.what)
+		assert.Equal(t, "0.100 allocs/job at most (GOMAXPROCS 16, 1024 workers, 1 submitter)", x.measured)
+		assert.False(t, x.met)
+	})
+	t.Run("a report without the scenario checks none of its targets", func(t *testing.T) {
+		assert.Empty(t, (&report{}).scalingTargets())
+	})
+}
+
+func TestScalingSectionHasASummaryAndATablePerSetting(t *testing.T) {
+	r := &report{scaling: scalingSample(115, 500, 0), scalingJobs: 1000, scalingRuns: 5}
+	var b strings.Builder
+	r.scalingMarkdown(func(format string, a ...any) { fmt.Fprintf(&b, format, a...) })
+	md := b.String()
+	assert.Contains(t, md, "## 9. Scaling: GOMAXPROCS, workers and submitters\n\n")
+	assert.Contains(t, md, "GOMAXPROCS 2, 8 and 16")
+	assert.Contains(t, md, "8, 64 and 1024 workers and 1 and 8 submitters")
+	assert.Contains(t, md, "| GOMAXPROCS 2, 8 workers, 1 submitter | 1.15x | 4.35x | 2.61x | 0.000 |\n")
+	assert.Equal(t, len(scalingSettings()), strings.Count(md, "\n### "))
+	assert.Contains(t, md, "### GOMAXPROCS 16, 1024 workers, 8 submitters\n\n| contender | ns/job | allocs/job | vs hand-written (shared chan) |\n|---|---|---|---|\n"+
+		"| crew SmallestMailbox | 115.0 | 0.000 | 1.15x |\n| hand-written (shared chan) | 100.0 | 0.000 | 1.00x |\n"+
+		"| errgroup SetLimit | 500.0 | 2.000 | 5.00x |\n| conc pool | 300.0 | 0.000 | 3.00x |\n")
+}
