@@ -19,8 +19,11 @@ import (
 // goroutine other than the test's: until reports through t only on the
 // test's goroutine, and the job helpers report through channels.
 
-// until yields until cond holds: for states that no channel announces,
-// such as a Submit being blocked.
+// until yields until cond holds: for states that no channel announces and
+// that are reached while other goroutines still run, such as a count of
+// jobs done while a submitter goes on. A state in which every goroutine is
+// blocked, such as a Submit waiting for room, is reached with
+// synctest.Wait inside a bubble instead.
 func until(t *testing.T, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
@@ -143,35 +146,12 @@ func (o *keyOrder) start(j keyedJob) {
 
 func (o *keyOrder) end(j keyedJob) { o.inFlight[j.key].Add(-1) }
 
-// Helpers of the batch tests. The time limits below order nothing: they
-// only turn a hang, which a bug would cause, into a failure.
+// Helpers of the batch tests. The time limit below orders nothing: it only
+// turns a hang, which a bug would cause, into a failure. Inside a
+// testing/synctest bubble it is the bubble's clock, which moves only once
+// every goroutine of the bubble is blocked: a timeout then means a deadlock.
 
 const batchPatience = 5 * time.Second
-
-// returnsWithin waits for the error that a goroutine sends on ch, failing t
-// if none comes within batchPatience.
-func returnsWithin(t *testing.T, ch <-chan error, what string) (error, bool) {
-	t.Helper()
-	select {
-	case err := <-ch:
-		return err, true
-	case <-time.After(batchPatience):
-		t.Errorf("%s did not return within %v", what, batchPatience)
-		return nil, false
-	}
-}
-
-// closedWithin fails t unless done is closed within batchPatience.
-func closedWithin(t *testing.T, done <-chan struct{}, what string) bool {
-	t.Helper()
-	select {
-	case <-done:
-		return true
-	case <-time.After(batchPatience):
-		t.Errorf("%s did not happen within %v", what, batchPatience)
-		return false
-	}
-}
 
 // inBackground runs f on a goroutine and returns the channel of its result.
 func inBackground(f func() error) <-chan error {

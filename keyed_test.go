@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -64,55 +65,61 @@ func TestKeyedPoolMemoryStaysFlatOverAMillionKeys(t *testing.T) {
 }
 
 func TestKeyedPoolPlacesNewKeysAwayFromALoadedWorker(t *testing.T) {
-	gate := make(chan struct{})
-	started := make(chan struct{}, 1)
-	var others atomic.Int32
-	p := crew.NewPool(4, func(_ context.Context, j keyedJob) error {
-		if j.gate != nil {
-			select {
-			case started <- struct{}{}:
-			default:
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		started := make(chan struct{}, 1)
+		var others atomic.Int32
+		p := crew.NewPool(4, func(_ context.Context, j keyedJob) error {
+			if j.gate != nil {
+				select {
+				case started <- struct{}{}:
+				default:
+				}
+				<-j.gate
+				return nil
 			}
-			<-j.gate
+			others.Add(1)
 			return nil
+		}, crew.WithKey(jobKey), crew.WithQueueSize(20))
+		ctx := context.Background()
+		for seq := range 6 { // key 0: one running, five queued, on one worker
+			require.NoError(t, p.Submit(ctx, keyedJob{key: 0, seq: seq, gate: gate}))
 		}
-		others.Add(1)
-		return nil
-	}, crew.WithKey(jobKey), crew.WithQueueSize(20))
-	ctx := context.Background()
-	for seq := range 6 { // key 0: one running, five queued, on one worker
-		require.NoError(t, p.Submit(ctx, keyedJob{key: 0, seq: seq, gate: gate}))
-	}
-	<-started
-	// One new key at a time, each placed while the other workers are idle:
-	// none may land behind key 0, or it would never run.
-	for k := int32(1); k <= 30; k++ {
-		require.NoError(t, p.Submit(ctx, keyedJob{key: int(k)}))
-		until(t, func() bool { return others.Load() == k })
-	}
-	close(gate)
-	require.NoError(t, p.Wait())
+		<-started
+		// One new key at a time, each placed while the other workers are idle:
+		// none may land behind key 0, or it would never run.
+		for k := int32(1); k <= 30; k++ {
+			require.NoError(t, p.Submit(ctx, keyedJob{key: int(k)}))
+			synctest.Wait() // the other workers ran it and are idle again
+			require.Equal(t, k, others.Load(), "key %d landed behind key 0", k)
+		}
+		close(gate)
+		require.NoError(t, p.Wait())
+	})
 }
 
 func TestFreshKeyedPoolPlacesRoundRobin(t *testing.T) {
-	gate := make(chan struct{})
-	var running atomic.Int32
-	workersSeen := make([]atomic.Int32, 4)
-	p := crew.NewPool(4, func(ctx context.Context, j keyedJob) error {
-		workersSeen[crew.WorkerIndex(ctx)].Add(1)
-		running.Add(1)
-		<-j.gate
-		return nil
-	}, crew.WithKey(jobKey))
-	for k := range 4 {
-		require.NoError(t, p.Submit(context.Background(), keyedJob{key: k, gate: gate}))
-	}
-	until(t, func() bool { return running.Load() == 4 }) // four keys, four workers
-	for i := range workersSeen {
-		assert.EqualValues(t, 1, workersSeen[i].Load(), "worker %d", i)
-	}
-	close(gate)
-	require.NoError(t, p.Wait())
+	synctest.Test(t, func(t *testing.T) {
+		gate := make(chan struct{})
+		var running atomic.Int32
+		workersSeen := make([]atomic.Int32, 4)
+		p := crew.NewPool(4, func(ctx context.Context, j keyedJob) error {
+			workersSeen[crew.WorkerIndex(ctx)].Add(1)
+			running.Add(1)
+			<-j.gate
+			return nil
+		}, crew.WithKey(jobKey))
+		for k := range 4 {
+			require.NoError(t, p.Submit(context.Background(), keyedJob{key: k, gate: gate}))
+		}
+		synctest.Wait()
+		require.EqualValues(t, 4, running.Load(), "four keys, four workers")
+		for i := range workersSeen {
+			assert.EqualValues(t, 1, workersSeen[i].Load(), "worker %d", i)
+		}
+		close(gate)
+		require.NoError(t, p.Wait())
+	})
 }
 
 func TestKeyedPoolWithOneWorker(t *testing.T) {
@@ -133,19 +140,22 @@ func TestKeyedPoolWithOneWorker(t *testing.T) {
 }
 
 func TestKeyedPoolSkipsAStoppedWorkerForNewKeys(t *testing.T) {
-	p := crew.NewPool(3, func(_ context.Context, j keyedJob) error {
-		if j.key < 0 {
-			runtime.Goexit() // ends this worker
+	synctest.Test(t, func(t *testing.T) {
+		p := crew.NewPool(3, func(_ context.Context, j keyedJob) error {
+			if j.key < 0 {
+				runtime.Goexit() // ends this worker
+			}
+			return nil
+		}, crew.WithKey(jobKey), crew.WithDeadLetters(func(crew.DeadLetter) {}))
+		require.NoError(t, p.Submit(context.Background(), keyedJob{key: -1}))
+		synctest.Wait()
+		require.Equal(t, 1, crew.PoolDeadWorkers(p))
+		for k := range 100 {
+			require.NoError(t, p.Submit(context.Background(), keyedJob{key: k}), "key %d", k)
 		}
-		return nil
-	}, crew.WithKey(jobKey), crew.WithDeadLetters(func(crew.DeadLetter) {}))
-	require.NoError(t, p.Submit(context.Background(), keyedJob{key: -1}))
-	until(t, func() bool { return crew.PoolDeadWorkers(p) == 1 })
-	for k := range 100 {
-		require.NoError(t, p.Submit(context.Background(), keyedJob{key: k}), "key %d", k)
-	}
-	require.ErrorContains(t, p.Wait(), "runtime.Goexit")
-	assert.EqualValues(t, 101, p.Stats().Completed)
+		require.ErrorContains(t, p.Wait(), "runtime.Goexit")
+		assert.EqualValues(t, 101, p.Stats().Completed)
+	})
 }
 
 func TestKeyedPoolBadInput(t *testing.T) {
@@ -207,35 +217,38 @@ func TestKeyedPoolDoesNotAllocatePerJob(t *testing.T) {
 }
 
 func TestKeyedRouterKeepsEachKeysOrder(t *testing.T) {
-	const routees, msgs, keys = 4, 20_000, 200
-	order := newKeyOrder(keys)
-	var handled atomic.Int64
-	done := make(chan struct{})
-	r := crew.SpawnRouter(context.Background(), routees, func(_ context.Context, j keyedJob) error {
-		order.start(j)
-		order.end(j)
-		if handled.Add(1) == msgs {
-			close(done)
+	synctest.Test(t, func(t *testing.T) {
+		const routees, msgs, keys = 4, 20_000, 200
+		order := newKeyOrder(keys)
+		var handled atomic.Int64
+		done := make(chan struct{})
+		r := crew.SpawnRouter(context.Background(), routees, func(_ context.Context, j keyedJob) error {
+			order.start(j)
+			order.end(j)
+			if handled.Add(1) == msgs {
+				close(done)
+			}
+			return nil
+		}, crew.WithKey(jobKey))
+		zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 4)), 1.1, 1, keys-1)
+		next := make([]int, keys)
+		for range msgs {
+			k := int(zipf.Uint64())
+			require.NoError(t, r.Tell(context.Background(), keyedJob{key: k, seq: next[k]}))
+			next[k]++
 		}
-		return nil
-	}, crew.WithKey(jobKey))
-	zipf := rand.NewZipf(rand.New(rand.NewPCG(3, 4)), 1.1, 1, keys-1)
-	next := make([]int, keys)
-	for range msgs {
-		k := int(zipf.Uint64())
-		require.NoError(t, r.Tell(context.Background(), keyedJob{key: k, seq: next[k]}))
-		next[k]++
-	}
-	<-done
-	assert.Zero(t, order.breaches.Load(), "a key's messages overlapped or ran out of order")
-	until(t, func() bool { return r.Keys() == 0 }) // the last releases follow the handlers
-	r.Stop()
-	for _, ref := range r.Routees() {
-		<-ref.Done()
-	}
-	assert.PanicsWithValue(t, "crew: WithKey and WithConsistentHash need the router's own mailbox: drop WithMailbox", func() {
-		crew.SpawnRouter(context.Background(), 1, func(context.Context, keyedJob) error { return nil }, crew.WithKey(jobKey),
-			crew.WithMailbox(func() crew.Mailbox[keyedJob] { return crew.NewUnbounded[keyedJob]() }))
+		<-done
+		assert.Zero(t, order.breaches.Load(), "a key's messages overlapped or ran out of order")
+		synctest.Wait() // the last releases follow the handlers
+		assert.Zero(t, r.Keys(), "the key table is empty once every message was handled")
+		r.Stop()
+		for _, ref := range r.Routees() {
+			<-ref.Done()
+		}
+		assert.PanicsWithValue(t, "crew: WithKey and WithConsistentHash need the router's own mailbox: drop WithMailbox", func() {
+			crew.SpawnRouter(context.Background(), 1, func(context.Context, keyedJob) error { return nil }, crew.WithKey(jobKey),
+				crew.WithMailbox(func() crew.Mailbox[keyedJob] { return crew.NewUnbounded[keyedJob]() }))
+		})
 	})
 }
 
@@ -262,38 +275,41 @@ func TestKeyedRouterReleasesTheKeysOfDeadLetters(t *testing.T) {
 }
 
 func TestAKeysNextJobGoesBeforeJobsSubmittedAfterIt(t *testing.T) {
-	// Two workers, one held. a0 runs on the other; a1 waits behind it, then
-	// b0 and c0, of free keys, queue. When a0 ends, a1 (submitted before b0
-	// and c0) runs next, though it joined the backlog after them.
-	held, hold := make(chan struct{}), make(chan struct{})
-	a0started, a0release := make(chan struct{}), gateFor(t)
-	var rec recorder
-	p := crew.NewPool(2, func(_ context.Context, j keyedJob) error {
-		switch {
-		case j.key < 0:
-			close(held)
-			<-hold
-		case j.key == 1 && j.seq == 0:
-			close(a0started)
-			<-a0release
-		default:
-			rec.add(j.key*10 + j.seq)
+	synctest.Test(t, func(t *testing.T) {
+		// Two workers, one held. a0 runs on the other; a1 waits behind it, then
+		// b0 and c0, of free keys, queue. When a0 ends, a1 (submitted before b0
+		// and c0) runs next, though it joined the backlog after them.
+		held, hold := make(chan struct{}), make(chan struct{})
+		a0started, a0release := make(chan struct{}), gateFor(t)
+		var rec recorder
+		p := crew.NewPool(2, func(_ context.Context, j keyedJob) error {
+			switch {
+			case j.key < 0:
+				close(held)
+				<-hold
+			case j.key == 1 && j.seq == 0:
+				close(a0started)
+				<-a0release
+			default:
+				rec.add(j.key*10 + j.seq)
+			}
+			return nil
+		}, crew.WithKey(jobKey))
+		ctx := context.Background()
+		require.NoError(t, p.Submit(ctx, keyedJob{key: -1}))
+		<-held
+		require.NoError(t, p.Submit(ctx, keyedJob{key: 1, seq: 0}))
+		<-a0started
+		for _, j := range []keyedJob{{key: 1, seq: 1}, {key: 2}, {key: 3}} {
+			require.NoError(t, p.Submit(ctx, j))
 		}
-		return nil
-	}, crew.WithKey(jobKey))
-	ctx := context.Background()
-	require.NoError(t, p.Submit(ctx, keyedJob{key: -1}))
-	<-held
-	require.NoError(t, p.Submit(ctx, keyedJob{key: 1, seq: 0}))
-	<-a0started
-	for _, j := range []keyedJob{{key: 1, seq: 1}, {key: 2}, {key: 3}} {
-		require.NoError(t, p.Submit(ctx, j))
-	}
-	close(a0release)
-	until(t, func() bool { return len(rec.get()) == 3 })
-	close(hold)
-	require.NoError(t, p.Wait())
-	assert.Equal(t, []int{11, 20, 30}, rec.get())
+		close(a0release)
+		synctest.Wait()
+		require.Len(t, rec.get(), 3, "the free worker ran a1, b0 and c0")
+		close(hold)
+		require.NoError(t, p.Wait())
+		assert.Equal(t, []int{11, 20, 30}, rec.get())
+	})
 }
 
 func TestAKeyedRouterRefusesNothingWhileARouteeLives(t *testing.T) {
@@ -331,32 +347,35 @@ func TestAKeyedRouterRefusesNothingWhileARouteeLives(t *testing.T) {
 }
 
 func TestBroadcastOnAKeyedRouterKeepsEachKeysOrder(t *testing.T) {
-	const keys, perKey = 4, 200
-	order := newKeyOrder(keys)
-	var handled atomic.Int64
-	r := crew.SpawnRouter(context.Background(), 4, func(_ context.Context, j keyedJob) error {
-		if j.seq < 0 { // a broadcast copy: outside every key
-			runtime.Gosched()
+	synctest.Test(t, func(t *testing.T) {
+		const keys, perKey = 4, 200
+		order := newKeyOrder(keys)
+		var handled atomic.Int64
+		r := crew.SpawnRouter(context.Background(), 4, func(_ context.Context, j keyedJob) error {
+			if j.seq < 0 { // a broadcast copy: outside every key
+				runtime.Gosched()
+				return nil
+			}
+			order.start(j)
+			runtime.Gosched() // let the others run meanwhile
+			order.end(j)
+			handled.Add(1)
 			return nil
+		}, crew.WithKey(jobKey))
+		for s := range perKey {
+			for k := range keys {
+				require.NoError(t, r.Tell(context.Background(), keyedJob{key: k, seq: s}))
+			}
+			if s%4 == 0 { // its copies' ends must not let a key's next message go
+				require.NoError(t, r.Broadcast(context.Background(), keyedJob{key: s % keys, seq: -1}))
+			}
 		}
-		order.start(j)
-		runtime.Gosched() // let the others run meanwhile
-		order.end(j)
-		handled.Add(1)
-		return nil
-	}, crew.WithKey(jobKey))
-	for s := range perKey {
-		for k := range keys {
-			require.NoError(t, r.Tell(context.Background(), keyedJob{key: k, seq: s}))
+		synctest.Wait()
+		require.EqualValues(t, keys*perKey, handled.Load())
+		r.Stop()
+		for _, ref := range r.Routees() {
+			<-ref.Done()
 		}
-		if s%4 == 0 { // its copies' ends must not let a key's next message go
-			require.NoError(t, r.Broadcast(context.Background(), keyedJob{key: s % keys, seq: -1}))
-		}
-	}
-	until(t, func() bool { return handled.Load() == keys*perKey })
-	r.Stop()
-	for _, ref := range r.Routees() {
-		<-ref.Done()
-	}
-	assert.Zero(t, order.breaches.Load(), "messages of one key overlapped or ran out of order")
+		assert.Zero(t, order.breaches.Load(), "messages of one key overlapped or ran out of order")
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -116,21 +117,26 @@ func TestAPanickingEnqueueLeavesTheActorsLoadExact(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			release := gateFor(t)
-			ref := crew.Spawn(context.Background(), func(_ context.Context, f float64) error {
-				if f == 1 {
-					<-release
-				}
-				return nil
-			}, crew.WithMailbox(factory))
-			defer func() { ref.Stop(); <-ref.Done() }()
-			require.NoError(t, ref.Tell(context.Background(), 1))
-			until(t, func() bool { return ref.Busy() && ref.Len() == 0 }) // 1 is being handled
-			require.NoError(t, ref.Tell(context.Background(), 2))         // queued: less has one to compare with
-			assert.Panics(t, func() { _ = ref.Tell(context.Background(), math.NaN()) })
-			assert.EqualValues(t, 2, crew.RefLoad(ref), "the message the mailbox refused by panicking is not counted")
-			close(release)
-			until(t, func() bool { return crew.RefLoad(ref) == 0 })
+			synctest.Test(t, func(t *testing.T) {
+				release := gateFor(t)
+				ref := crew.Spawn(context.Background(), func(_ context.Context, f float64) error {
+					if f == 1 {
+						<-release
+					}
+					return nil
+				}, crew.WithMailbox(factory))
+				defer func() { ref.Stop(); <-ref.Done() }()
+				require.NoError(t, ref.Tell(context.Background(), 1))
+				synctest.Wait()
+				require.True(t, ref.Busy(), "1 is being handled")
+				require.Zero(t, ref.Len())
+				require.NoError(t, ref.Tell(context.Background(), 2)) // queued: less has one to compare with
+				assert.Panics(t, func() { _ = ref.Tell(context.Background(), math.NaN()) })
+				assert.EqualValues(t, 2, crew.RefLoad(ref), "the message the mailbox refused by panicking is not counted")
+				close(release)
+				synctest.Wait()
+				assert.Zero(t, crew.RefLoad(ref), "every message was handled")
+			})
 		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sourcegraph/conc/panics"
@@ -169,43 +170,42 @@ func TestBatchLimitIsNeverExceeded(t *testing.T) {
 // 3.
 func TestBatchJobOverTheLimitHoldsNoWorker(t *testing.T) {
 	t.Run("7 jobs of another batch run together while a limited batch's first job holds the 8th worker", func(t *testing.T) {
-		p := crew.NewGroup(8, crew.WithQueueSize(8))
-		a, _ := p.NewBatch(context.Background(), crew.WithLimit(1))
-		b, _ := p.NewBatch(context.Background())
+		synctest.Test(t, func(t *testing.T) {
+			p := crew.NewGroup(8, crew.WithQueueSize(8))
+			a, _ := p.NewBatch(context.Background(), crew.WithLimit(1))
+			b, _ := p.NewBatch(context.Background())
 
-		aStarted, aRelease := make(chan struct{}, 1), gateFor(t)
-		defer func() {
-			select {
-			case <-aRelease:
-			default:
-				close(aRelease)
+			aStarted, aRelease := make(chan struct{}, 1), gateFor(t)
+			defer func() {
+				select {
+				case <-aRelease:
+				default:
+					close(aRelease)
+				}
+			}()
+			require.NoError(t, a.Submit(context.Background(), gated(aStarted, aRelease, nil)))
+			<-aStarted
+			var aRan atomic.Int64
+			for range 4 { // over the limit: they must wait without holding a worker
+				require.NoError(t, a.Submit(context.Background(), counted(&aRan)))
 			}
-		}()
-		require.NoError(t, a.Submit(context.Background(), gated(aStarted, aRelease, nil)))
-		<-aStarted
-		var aRan atomic.Int64
-		for range 4 { // over the limit: they must wait without holding a worker
-			require.NoError(t, a.Submit(context.Background(), counted(&aRan)))
-		}
 
-		meet := newMeeting(7)
-		for range 7 {
-			require.NoError(t, b.Submit(context.Background(), func(context.Context) error {
-				meet.arrive()
-				return nil
-			}))
-		}
-		err, ok := returnsWithin(t, inBackground(b.Wait), "the other batch's Wait")
-		if ok {
-			assert.NoError(t, err)
-		}
-		assert.Zero(t, meet.missed.Load(), "the 7 jobs of the other batch did not all run at once")
-		assert.Zero(t, aRan.Load(), "a job over the limit ran while the batch's first job ran")
+			meet := newMeeting(7)
+			for range 7 {
+				require.NoError(t, b.Submit(context.Background(), func(context.Context) error {
+					meet.arrive()
+					return nil
+				}))
+			}
+			assert.NoError(t, b.Wait(), "the other batch's Wait")
+			assert.Zero(t, meet.missed.Load(), "the 7 jobs of the other batch did not all run at once")
+			assert.Zero(t, aRan.Load(), "a job over the limit ran while the batch's first job ran")
 
-		close(aRelease)
-		assert.NoError(t, a.Wait())
-		assert.EqualValues(t, 4, aRan.Load())
-		assert.NoError(t, p.Wait())
+			close(aRelease)
+			assert.NoError(t, a.Wait())
+			assert.EqualValues(t, 4, aRan.Load())
+			assert.NoError(t, p.Wait())
+		})
 	})
 }
 
@@ -251,84 +251,76 @@ func TestBatchDispatchIsFIFOAmongRunnableJobs(t *testing.T) {
 	})
 
 	t.Run("jobs over the limit are overtaken, then run in their own order", func(t *testing.T) {
-		var log runLog
-		p := crew.NewGroup(2, crew.WithQueueSize(8))
-		a, _ := p.NewBatch(context.Background(), crew.WithLimit(1))
-		b, _ := p.NewBatch(context.Background())
+		synctest.Test(t, func(t *testing.T) {
+			var log runLog
+			p := crew.NewGroup(2, crew.WithQueueSize(8))
+			a, _ := p.NewBatch(context.Background(), crew.WithLimit(1))
+			b, _ := p.NewBatch(context.Background())
 
-		poolStarted, poolRelease := make(chan struct{}, 1), gateFor(t)
-		require.NoError(t, p.Submit(context.Background(), gated(poolStarted, poolRelease, nil)))
-		<-poolStarted
-		aStarted, aRelease := make(chan struct{}, 1), gateFor(t)
-		require.NoError(t, a.Submit(context.Background(), gated(aStarted, aRelease, nil)))
-		<-aStarted // both workers are held
-		for _, name := range []string{"a1", "b1", "a2", "b2"} {
-			batch := a
-			if name[0] == 'b' {
-				batch = b
+			poolStarted, poolRelease := make(chan struct{}, 1), gateFor(t)
+			require.NoError(t, p.Submit(context.Background(), gated(poolStarted, poolRelease, nil)))
+			<-poolStarted
+			aStarted, aRelease := make(chan struct{}, 1), gateFor(t)
+			require.NoError(t, a.Submit(context.Background(), gated(aStarted, aRelease, nil)))
+			<-aStarted // both workers are held
+			for _, name := range []string{"a1", "b1", "a2", "b2"} {
+				batch := a
+				if name[0] == 'b' {
+					batch = b
+				}
+				require.NoError(t, batch.Submit(context.Background(), log.job(name)))
 			}
-			require.NoError(t, batch.Submit(context.Background(), log.job(name)))
-		}
 
-		close(poolRelease) // one worker: a1 and a2 are over a's limit
-		err, ok := returnsWithin(t, inBackground(b.Wait), "b's Wait")
-		if ok {
-			assert.NoError(t, err)
-		}
-		close(aRelease)
-		require.NoError(t, a.Wait())
-		require.NoError(t, p.Wait())
-		assert.Equal(t, []string{"b1", "b2", "a1", "a2"}, log.get())
+			close(poolRelease) // one worker: a1 and a2 are over a's limit
+			assert.NoError(t, b.Wait())
+			close(aRelease)
+			require.NoError(t, a.Wait())
+			require.NoError(t, p.Wait())
+			assert.Equal(t, []string{"b1", "b2", "a1", "a2"}, log.get())
+		})
 	})
 }
 
 // 5.
 func TestBatchWaitWaitsForItsOwnJobsOnly(t *testing.T) {
 	t.Run("a batch's Wait returns while another batch's job is blocked, whose Wait returns only after it", func(t *testing.T) {
-		p := crew.NewGroup(2)
-		a, actx := p.NewBatch(context.Background())
-		b, _ := p.NewBatch(context.Background())
+		synctest.Test(t, func(t *testing.T) {
+			p := crew.NewGroup(2)
+			a, actx := p.NewBatch(context.Background())
+			b, _ := p.NewBatch(context.Background())
 
-		aStarted, aRelease := make(chan struct{}, 1), gateFor(t)
-		require.NoError(t, a.Submit(context.Background(), gated(aStarted, aRelease, nil)))
-		<-aStarted
-		var bRan atomic.Int64
-		for range 5 {
-			require.NoError(t, b.Submit(context.Background(), counted(&bRan)))
-		}
-		err, ok := returnsWithin(t, inBackground(b.Wait), "b's Wait")
-		if ok {
-			assert.NoError(t, err)
-		}
-		assert.EqualValues(t, 5, bRan.Load(), "b's Wait returned before b's jobs ended")
-
-		aDone := inBackground(a.Wait)
-		var extra atomic.Int64
-		extras := 0
-		until(t, func() bool { // Wait has begun once Submit is refused
-			err := a.Submit(context.Background(), counted(&extra))
-			if err == nil {
-				extras++
-				return false
+			aStarted, aRelease := make(chan struct{}, 1), gateFor(t)
+			require.NoError(t, a.Submit(context.Background(), gated(aStarted, aRelease, nil)))
+			<-aStarted
+			var bRan atomic.Int64
+			for range 5 {
+				require.NoError(t, b.Submit(context.Background(), counted(&bRan)))
 			}
-			require.ErrorIs(t, err, crew.ErrBatchClosed)
-			return true
-		})
-		select {
-		case err := <-aDone:
-			t.Fatalf("a's Wait returned (%v) while a's job was still blocked", err)
-		default:
-		}
-		assert.NoError(t, actx.Err(), "a's context is canceled only when its Wait returns")
+			assert.NoError(t, b.Wait(), "b's Wait")
+			assert.EqualValues(t, 5, bRan.Load(), "b's Wait returned before b's jobs ended")
 
-		close(aRelease)
-		err, ok = returnsWithin(t, aDone, "a's Wait")
-		if ok {
-			assert.NoError(t, err)
-		}
-		assert.EqualValues(t, extras, extra.Load(), "every job a accepted ran before its Wait returned")
-		assert.ErrorIs(t, actx.Err(), context.Canceled, "Wait cancels the batch's context")
-		assert.NoError(t, p.Wait())
+			var extra atomic.Int64
+			const extras = 3 // accepted before a's Wait begins
+			for range extras {
+				require.NoError(t, a.Submit(context.Background(), counted(&extra)))
+			}
+			aDone := inBackground(a.Wait)
+			synctest.Wait()
+			require.True(t, crew.BatchClosed(a), "a's Wait has begun")
+			assert.ErrorIs(t, a.Submit(context.Background(), counted(&extra)), crew.ErrBatchClosed, "a refuses jobs once its Wait began")
+			select {
+			case err := <-aDone:
+				t.Fatalf("a's Wait returned (%v) while a's job was still blocked", err)
+			default:
+			}
+			assert.NoError(t, actx.Err(), "a's context is canceled only when its Wait returns")
+
+			close(aRelease)
+			assert.NoError(t, <-aDone, "a's Wait")
+			assert.EqualValues(t, extras, extra.Load(), "every job a accepted ran before its Wait returned")
+			assert.ErrorIs(t, actx.Err(), context.Canceled, "Wait cancels the batch's context")
+			assert.NoError(t, p.Wait())
+		})
 	})
 }
 
@@ -466,27 +458,27 @@ func TestBatchSubmitAfterWait(t *testing.T) {
 	})
 
 	t.Run("a Submit blocked on a full pool returns its ctx's error when ctx ends", func(t *testing.T) {
-		p := crew.NewGroup(1) // holds 3 jobs
-		b, _ := p.NewBatch(context.Background())
-		started, release := make(chan struct{}, 1), gateFor(t)
-		require.NoError(t, b.Submit(context.Background(), gated(started, release, nil)))
-		<-started
-		var ran atomic.Int64
-		require.NoError(t, b.Submit(context.Background(), counted(&ran)))
-		require.NoError(t, b.Submit(context.Background(), counted(&ran)))
-		assert.False(t, b.TrySubmit(counted(&ran)), "the pool is full")
-		ctx, cancel := context.WithCancel(context.Background())
-		blocked := inBackground(func() error { return b.Submit(ctx, counted(&ran)) })
-		until(t, func() bool { return crew.PoolBlocked(p) == 1 })
-		cancel()
-		err, ok := returnsWithin(t, blocked, "the blocked Submit")
-		if ok {
-			assert.ErrorIs(t, err, context.Canceled)
-		}
-		close(release)
-		assert.NoError(t, b.Wait())
-		assert.EqualValues(t, 2, ran.Load())
-		assert.NoError(t, p.Wait())
+		synctest.Test(t, func(t *testing.T) {
+			p := crew.NewGroup(1) // holds 3 jobs
+			b, _ := p.NewBatch(context.Background())
+			started, release := make(chan struct{}, 1), gateFor(t)
+			require.NoError(t, b.Submit(context.Background(), gated(started, release, nil)))
+			<-started
+			var ran atomic.Int64
+			require.NoError(t, b.Submit(context.Background(), counted(&ran)))
+			require.NoError(t, b.Submit(context.Background(), counted(&ran)))
+			assert.False(t, b.TrySubmit(counted(&ran)), "the pool is full")
+			ctx, cancel := context.WithCancel(context.Background())
+			blocked := inBackground(func() error { return b.Submit(ctx, counted(&ran)) })
+			synctest.Wait()
+			require.Equal(t, 1, crew.PoolBlocked(p))
+			cancel()
+			assert.ErrorIs(t, <-blocked, context.Canceled)
+			close(release)
+			assert.NoError(t, b.Wait())
+			assert.EqualValues(t, 2, ran.Load())
+			assert.NoError(t, p.Wait())
+		})
 	})
 }
 
@@ -514,52 +506,52 @@ func TestBatchJobsSubmitMoreJobs(t *testing.T) {
 	}
 
 	t.Run("a job's own Submits on a full 1-worker pool do not deadlock and are waited for", func(t *testing.T) {
-		p := crew.NewGroup(1)
-		b, _ := p.NewBatch(context.Background())
-		var ran, refused atomic.Int64
-		require.NoError(t, b.Submit(context.Background(), tree(b, &ran, &refused)))
-		err, ok := returnsWithin(t, inBackground(b.Wait), "the batch's Wait")
-		require.True(t, ok, "deadlock")
-		assert.NoError(t, err)
-		assert.EqualValues(t, total, ran.Load(), "Wait waits for the jobs its jobs submitted")
-		assert.Zero(t, refused.Load())
-		s := b.Stats()
-		assert.EqualValues(t, total, s.Submitted)
-		assert.EqualValues(t, total, s.Completed)
-		assert.Positive(t, s.Inline, "the pool was full, so some jobs ran inline")
-		assert.NoError(t, p.Wait())
+		synctest.Test(t, func(t *testing.T) {
+			p := crew.NewGroup(1)
+			b, _ := p.NewBatch(context.Background())
+			var ran, refused atomic.Int64
+			require.NoError(t, b.Submit(context.Background(), tree(b, &ran, &refused)))
+			// A deadlock blocks every goroutine of the bubble: the test fails.
+			assert.NoError(t, b.Wait())
+			assert.EqualValues(t, total, ran.Load(), "Wait waits for the jobs its jobs submitted")
+			assert.Zero(t, refused.Load())
+			s := b.Stats()
+			assert.EqualValues(t, total, s.Submitted)
+			assert.EqualValues(t, total, s.Completed)
+			assert.Positive(t, s.Inline, "the pool was full, so some jobs ran inline")
+			assert.NoError(t, p.Wait())
+		})
 	})
 
 	t.Run("a job's own Submit is accepted after the batch's Wait began", func(t *testing.T) {
-		p := crew.NewGroup(2) // the second worker runs the extra jobs
-		b, _ := p.NewBatch(context.Background())
-		var ran, refused, extra atomic.Int64
-		started, release := make(chan struct{}, 1), gateFor(t)
-		root := tree(b, &ran, &refused)
-		require.NoError(t, b.Submit(context.Background(), func(ctx context.Context) error {
-			started <- struct{}{}
-			<-release
-			return root(ctx)
-		}))
-		<-started
-		done := inBackground(b.Wait)
-		extras := 0
-		until(t, func() bool {
-			if b.Submit(context.Background(), counted(&extra)) == nil {
-				extras++
-				return false
+		synctest.Test(t, func(t *testing.T) {
+			p := crew.NewGroup(2) // the second worker runs the extra jobs
+			b, _ := p.NewBatch(context.Background())
+			var ran, refused, extra atomic.Int64
+			started, release := make(chan struct{}, 1), gateFor(t)
+			root := tree(b, &ran, &refused)
+			require.NoError(t, b.Submit(context.Background(), func(ctx context.Context) error {
+				started <- struct{}{}
+				<-release
+				return root(ctx)
+			}))
+			<-started
+			const extras = 3 // accepted before the batch's Wait begins
+			for range extras {
+				require.NoError(t, b.Submit(context.Background(), counted(&extra)))
 			}
-			return true
+			done := inBackground(b.Wait)
+			synctest.Wait()
+			require.True(t, crew.BatchClosed(b), "the batch's Wait has begun")
+			assert.ErrorIs(t, b.Submit(context.Background(), counted(&extra)), crew.ErrBatchClosed)
+			close(release)
+			assert.NoError(t, <-done) // a deadlock blocks every goroutine of the bubble: the test fails
+			assert.EqualValues(t, total, ran.Load())
+			assert.Zero(t, refused.Load(), "a job's own Submit is accepted after Wait began")
+			assert.EqualValues(t, extras, extra.Load())
+			assert.EqualValues(t, total+extras, b.Stats().Completed)
+			assert.NoError(t, p.Wait())
 		})
-		close(release)
-		err, ok := returnsWithin(t, done, "the batch's Wait")
-		require.True(t, ok, "deadlock")
-		assert.NoError(t, err)
-		assert.EqualValues(t, total, ran.Load())
-		assert.Zero(t, refused.Load(), "a job's own Submit is accepted after Wait began")
-		assert.EqualValues(t, extras, extra.Load())
-		assert.EqualValues(t, total+extras, b.Stats().Completed)
-		assert.NoError(t, p.Wait())
 	})
 }
 
@@ -839,6 +831,7 @@ func TestMapBatch(t *testing.T) {
 			if v == 0 {
 				cancel(stop)
 			}
+			<-ctx.Done() // no call ends before ctx does, whichever worker runs the first
 			return v, nil
 		})
 		assert.Nil(t, got)

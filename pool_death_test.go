@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -24,91 +25,101 @@ func TestTheLastWorkerDyingRefusesTheBlockedSubmits(t *testing.T) {
 		{"WithConsistentHash", []crew.Option{crew.WithConsistentHash(func(j int) int { return j })}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			started, release := make(chan struct{}), gateFor(t)
-			var dead letters
-			p := crew.NewPool(1, func(_ context.Context, j int) error {
-				if j == 0 {
-					close(started)
-					<-release
-					runtime.Goexit()
-				}
-				return nil
-			}, append(tc.opts, crew.WithQueueSize(1), crew.WithDeadLetters(dead.sink))...)
-			ctx := context.Background()
-			require.NoError(t, p.Submit(ctx, 0))
-			<-started
-			require.NoError(t, p.Submit(ctx, 1)) // the pool is full
-			errc := make(chan error, 1)
-			go func() { errc <- p.Submit(ctx, 2) }()
-			until(t, func() bool { return crew.PoolBlocked(p) == 1 })
-			close(release)
-			assert.ErrorIs(t, <-errc, crew.ErrNoRoutee, "no worker is left to run it")
-			assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
-			assert.Equal(t, []int{1}, dead.messages(), "the queued job is a dead letter; the refused one is not")
-			s := p.Stats()
-			assert.EqualValues(t, 2, s.Submitted)
-			assert.EqualValues(t, 1, s.Dropped)
+			synctest.Test(t, func(t *testing.T) {
+				started, release := make(chan struct{}), gateFor(t)
+				var dead letters
+				p := crew.NewPool(1, func(_ context.Context, j int) error {
+					if j == 0 {
+						close(started)
+						<-release
+						runtime.Goexit()
+					}
+					return nil
+				}, append(tc.opts, crew.WithQueueSize(1), crew.WithDeadLetters(dead.sink))...)
+				ctx := context.Background()
+				require.NoError(t, p.Submit(ctx, 0))
+				<-started
+				require.NoError(t, p.Submit(ctx, 1)) // the pool is full
+				errc := make(chan error, 1)
+				go func() { errc <- p.Submit(ctx, 2) }()
+				synctest.Wait()
+				require.Equal(t, 1, crew.PoolBlocked(p))
+				close(release)
+				assert.ErrorIs(t, <-errc, crew.ErrNoRoutee, "no worker is left to run it")
+				assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
+				assert.Equal(t, []int{1}, dead.messages(), "the queued job is a dead letter; the refused one is not")
+				s := p.Stats()
+				assert.EqualValues(t, 2, s.Submitted)
+				assert.EqualValues(t, 1, s.Dropped)
+			})
 		})
 	}
 }
 
 func TestAKeysNextJobIsSkippedWhenItsPredecessorsGoexitFailedThePool(t *testing.T) {
-	type job struct{ key, n int }
-	started, release := make(chan struct{}), gateFor(t)
-	var ranAfterDone atomic.Int32
-	p := crew.NewPool(2, func(ctx context.Context, j job) error {
-		if j.n == 0 {
-			close(started)
-			<-release
-			runtime.Goexit() // fails the pool, which stops dispatching
-		}
-		if ctx.Err() != nil {
-			ranAfterDone.Add(1)
-		}
-		return nil
-	}, crew.WithKey(func(j job) int { return j.key }), crew.WithCancelOnError())
-	ctx := context.Background()
-	require.NoError(t, p.Submit(ctx, job{1, 0}))
-	<-started
-	require.NoError(t, p.Submit(ctx, job{1, 1})) // waits behind its key
-	until(t, func() bool { return crew.PoolIdle(p) == 1 })
-	close(release)
-	assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
-	assert.Zero(t, ranAfterDone.Load(), "job 1 ran after the pool stopped dispatching")
-	assert.EqualValues(t, 1, p.Stats().Canceled)
+	synctest.Test(t, func(t *testing.T) {
+		type job struct{ key, n int }
+		started, release := make(chan struct{}), gateFor(t)
+		var ranAfterDone atomic.Int32
+		p := crew.NewPool(2, func(ctx context.Context, j job) error {
+			if j.n == 0 {
+				close(started)
+				<-release
+				runtime.Goexit() // fails the pool, which stops dispatching
+			}
+			if ctx.Err() != nil {
+				ranAfterDone.Add(1)
+			}
+			return nil
+		}, crew.WithKey(func(j job) int { return j.key }), crew.WithCancelOnError())
+		ctx := context.Background()
+		require.NoError(t, p.Submit(ctx, job{1, 0}))
+		<-started
+		require.NoError(t, p.Submit(ctx, job{1, 1})) // waits behind its key
+		synctest.Wait()
+		require.Equal(t, 1, crew.PoolIdle(p), "the other worker is idle: job 1 waits behind its key")
+		close(release)
+		assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
+		assert.Zero(t, ranAfterDone.Load(), "job 1 ran after the pool stopped dispatching")
+		assert.EqualValues(t, 1, p.Stats().Canceled)
+	})
 }
 
 func TestAKeysNextJobKeepsItsTurnWhenItsWorkerDies(t *testing.T) {
-	// Worker 0 runs k0 (key 0), behind which k1..k3 wait; worker 1 is idle;
-	// a Submit of key 1, later than all of them, is blocked. k0 calls
-	// Goexit: k1 was submitted first and may run, so it starts first.
-	type job struct{ key, n int }
-	started, release := make(chan struct{}), gateFor(t)
-	var rec recorder
-	p := crew.NewPool(2, func(_ context.Context, j job) error {
-		if j.n == 0 {
-			close(started)
-			<-release
-			runtime.Goexit()
+	synctest.Test(t, func(t *testing.T) {
+		// Worker 0 runs k0 (key 0), behind which k1..k3 wait; worker 1 is idle;
+		// a Submit of key 1, later than all of them, is blocked. k0 calls
+		// Goexit: k1 was submitted first and may run, so it starts first.
+		type job struct{ key, n int }
+		started, release := make(chan struct{}), gateFor(t)
+		var rec recorder
+		p := crew.NewPool(2, func(_ context.Context, j job) error {
+			if j.n == 0 {
+				close(started)
+				<-release
+				runtime.Goexit()
+			}
+			rec.add(j.n)
+			return nil
+		}, crew.WithKey(func(j job) int { return j.key }), crew.WithQueueSize(1))
+		ctx := context.Background()
+		require.NoError(t, p.Submit(ctx, job{0, 0}))
+		<-started
+		for n := 1; n <= 3; n++ {
+			require.NoError(t, p.Submit(ctx, job{0, n}))
 		}
-		rec.add(j.n)
-		return nil
-	}, crew.WithKey(func(j job) int { return j.key }), crew.WithQueueSize(1))
-	ctx := context.Background()
-	require.NoError(t, p.Submit(ctx, job{0, 0}))
-	<-started
-	for n := 1; n <= 3; n++ {
-		require.NoError(t, p.Submit(ctx, job{0, n}))
-	}
-	errc := make(chan error, 1)
-	go func() { errc <- p.Submit(ctx, job{1, 100}) }()
-	until(t, func() bool { return crew.PoolBlocked(p) == 1 && crew.PoolIdle(p) == 1 })
-	close(release)
-	require.NoError(t, <-errc)
-	assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
-	got := rec.get()
-	require.NotEmpty(t, got)
-	assert.Equal(t, 1, got[0], "start order %v", got)
+		errc := make(chan error, 1)
+		go func() { errc <- p.Submit(ctx, job{1, 100}) }()
+		synctest.Wait()
+		require.Equal(t, 1, crew.PoolBlocked(p))
+		require.Equal(t, 1, crew.PoolIdle(p))
+		close(release)
+		require.NoError(t, <-errc)
+		assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
+		got := rec.get()
+		require.NotEmpty(t, got)
+		assert.Equal(t, 1, got[0], "start order %v", got)
+	})
 }
 
 // slowValue is a context whose first Value call waits for gate, after
@@ -129,30 +140,33 @@ func (c slowValue) Value(k any) any {
 }
 
 func TestAJobsOwnSubmitIsAcceptedWhenWaitBeginsWhileItIsQueued(t *testing.T) {
-	p := crew.NewGroup(1, crew.WithQueueSize(1))
-	ctx := context.Background()
-	entered, gate := make(chan struct{}), make(chan struct{})
-	errc := make(chan error, 1)
-	var childRan atomic.Bool
-	aStarted, holdA := make(chan struct{}), make(chan struct{})
-	require.NoError(t, p.Submit(ctx, func(jctx context.Context) error {
-		close(aStarted)
-		<-holdA
-		sc := slowValue{jctx, entered, gate, new(atomic.Bool)}
-		errc <- p.Submit(sc, func(context.Context) error { childRan.Store(true); return nil })
-		return nil
-	}))
-	<-aStarted
-	require.NoError(t, p.Submit(ctx, func(context.Context) error { return nil })) // the pool is full
-	close(holdA)
-	<-entered // the job's Submit is queued, and has not looked at its context yet
-	waited := make(chan error, 1)
-	go func() { waited <- p.Wait() }()
-	until(t, func() bool { return crew.PoolClosed(p) })
-	close(gate)
-	assert.NoError(t, <-errc, "a job's own Submit is accepted after Wait began")
-	require.NoError(t, <-waited)
-	assert.True(t, childRan.Load())
+	synctest.Test(t, func(t *testing.T) {
+		p := crew.NewGroup(1, crew.WithQueueSize(1))
+		ctx := context.Background()
+		entered, gate := make(chan struct{}), make(chan struct{})
+		errc := make(chan error, 1)
+		var childRan atomic.Bool
+		aStarted, holdA := make(chan struct{}), make(chan struct{})
+		require.NoError(t, p.Submit(ctx, func(jctx context.Context) error {
+			close(aStarted)
+			<-holdA
+			sc := slowValue{jctx, entered, gate, new(atomic.Bool)}
+			errc <- p.Submit(sc, func(context.Context) error { childRan.Store(true); return nil })
+			return nil
+		}))
+		<-aStarted
+		require.NoError(t, p.Submit(ctx, func(context.Context) error { return nil })) // the pool is full
+		close(holdA)
+		<-entered // the job's Submit is queued, and has not looked at its context yet
+		waited := make(chan error, 1)
+		go func() { waited <- p.Wait() }()
+		synctest.Wait()
+		require.True(t, crew.PoolClosed(p), "Wait has begun")
+		close(gate)
+		assert.NoError(t, <-errc, "a job's own Submit is accepted after Wait began")
+		require.NoError(t, <-waited)
+		assert.True(t, childRan.Load())
+	})
 }
 
 func TestAKeyedRouterLosesNoMessageAfterBroadcastAndStop(t *testing.T) {

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -36,32 +37,35 @@ func (r *recorder) get() []int {
 }
 
 func TestAFreeWorkerRunsTheQueuedJobsInSubmissionOrder(t *testing.T) {
-	// Two workers, one held by a job that ends only once the rest have run:
-	// the other must run every job queued meanwhile, in the order of the
-	// Submits, none waiting behind the held one.
-	held, hold := make(chan struct{}), make(chan struct{})
-	var rec recorder
-	p := crew.NewPool(2, func(_ context.Context, v int) error {
-		if v < 0 {
-			close(held)
-			<-hold
+	synctest.Test(t, func(t *testing.T) {
+		// Two workers, one held by a job that ends only once the rest have run:
+		// the other must run every job queued meanwhile, in the order of the
+		// Submits, none waiting behind the held one.
+		held, hold := make(chan struct{}), make(chan struct{})
+		var rec recorder
+		p := crew.NewPool(2, func(_ context.Context, v int) error {
+			if v < 0 {
+				close(held)
+				<-hold
+				return nil
+			}
+			rec.add(v)
 			return nil
+		}, crew.WithQueueSize(100))
+		ctx := context.Background()
+		require.NoError(t, p.Submit(ctx, -1))
+		<-held
+		want := make([]int, 100)
+		for v := range want {
+			want[v] = v
+			require.NoError(t, p.Submit(ctx, v))
 		}
-		rec.add(v)
-		return nil
-	}, crew.WithQueueSize(100))
-	ctx := context.Background()
-	require.NoError(t, p.Submit(ctx, -1))
-	<-held
-	want := make([]int, 100)
-	for v := range want {
-		want[v] = v
-		require.NoError(t, p.Submit(ctx, v))
-	}
-	until(t, func() bool { return len(rec.get()) == len(want) })
-	close(hold)
-	require.NoError(t, p.Wait())
-	assert.Equal(t, want, rec.get())
+		synctest.Wait()
+		require.Len(t, rec.get(), len(want), "jobs waited behind the held one")
+		close(hold)
+		require.NoError(t, p.Wait())
+		assert.Equal(t, want, rec.get())
+	})
 }
 
 func TestAFailureSkipsNoJobSubmittedBeforeIt(t *testing.T) {
@@ -173,44 +177,50 @@ func holdTwo(t *testing.T, p *crew.Pool[pjob]) (gateA, gateB chan struct{}) {
 }
 
 func TestAPriorityBacklogOrdersTheWholePool(t *testing.T) {
-	// One worker held, the other busy while normal jobs and then an urgent
-	// one queue: the worker that frees first runs the urgent job first.
-	var rec recorder
-	p := crew.NewPool(2, pjobHandler(&rec), crew.WithMailbox(func() crew.Mailbox[pjob] {
-		return crew.NewStablePriority(func(a, b pjob) bool { return a.urgent && !b.urgent })
-	}))
-	gateA, gateB := holdTwo(t, p)
-	ctx := context.Background()
-	for id := range 6 {
-		require.NoError(t, p.Submit(ctx, pjob{id: id}))
-	}
-	require.NoError(t, p.Submit(ctx, pjob{id: 99, urgent: true}))
-	close(gateB)
-	until(t, func() bool { return len(rec.get()) == 7 })
-	close(gateA)
-	require.NoError(t, p.Wait())
-	assert.Equal(t, []int{99, 0, 1, 2, 3, 4, 5}, rec.get(), "the urgent job first, then the others in order")
+	synctest.Test(t, func(t *testing.T) {
+		// One worker held, the other busy while normal jobs and then an urgent
+		// one queue: the worker that frees first runs the urgent job first.
+		var rec recorder
+		p := crew.NewPool(2, pjobHandler(&rec), crew.WithMailbox(func() crew.Mailbox[pjob] {
+			return crew.NewStablePriority(func(a, b pjob) bool { return a.urgent && !b.urgent })
+		}))
+		gateA, gateB := holdTwo(t, p)
+		ctx := context.Background()
+		for id := range 6 {
+			require.NoError(t, p.Submit(ctx, pjob{id: id}))
+		}
+		require.NoError(t, p.Submit(ctx, pjob{id: 99, urgent: true}))
+		close(gateB)
+		synctest.Wait()
+		require.Len(t, rec.get(), 7)
+		close(gateA)
+		require.NoError(t, p.Wait())
+		assert.Equal(t, []int{99, 0, 1, 2, 3, 4, 5}, rec.get(), "the urgent job first, then the others in order")
+	})
 }
 
 func TestAFairBacklogSharesTheWholePool(t *testing.T) {
-	// One worker held, the other busy while a loud tenant queues six jobs
-	// and a quiet one queues one: the quiet tenant's job runs second, not
-	// after all the loud ones.
-	var rec recorder
-	p := crew.NewPool(2, pjobHandler(&rec), crew.WithMailbox(func() crew.Mailbox[pjob] {
-		return crew.NewFair(func(j pjob) string { return j.tenant })
-	}))
-	gateA, gateB := holdTwo(t, p)
-	ctx := context.Background()
-	for id := range 6 {
-		require.NoError(t, p.Submit(ctx, pjob{id: id, tenant: "loud"}))
-	}
-	require.NoError(t, p.Submit(ctx, pjob{id: 99, tenant: "quiet"}))
-	close(gateB)
-	until(t, func() bool { return len(rec.get()) == 7 })
-	close(gateA)
-	require.NoError(t, p.Wait())
-	assert.Equal(t, []int{0, 99, 1, 2, 3, 4, 5}, rec.get(), "the tenants take turns")
+	synctest.Test(t, func(t *testing.T) {
+		// One worker held, the other busy while a loud tenant queues six jobs
+		// and a quiet one queues one: the quiet tenant's job runs second, not
+		// after all the loud ones.
+		var rec recorder
+		p := crew.NewPool(2, pjobHandler(&rec), crew.WithMailbox(func() crew.Mailbox[pjob] {
+			return crew.NewFair(func(j pjob) string { return j.tenant })
+		}))
+		gateA, gateB := holdTwo(t, p)
+		ctx := context.Background()
+		for id := range 6 {
+			require.NoError(t, p.Submit(ctx, pjob{id: id, tenant: "loud"}))
+		}
+		require.NoError(t, p.Submit(ctx, pjob{id: 99, tenant: "quiet"}))
+		close(gateB)
+		synctest.Wait()
+		require.Len(t, rec.get(), 7)
+		close(gateA)
+		require.NoError(t, p.Wait())
+		assert.Equal(t, []int{0, 99, 1, 2, 3, 4, 5}, rec.get(), "the tenants take turns")
+	})
 }
 
 func TestAFailMailboxRefusesNoJobWhileAWorkerIsIdle(t *testing.T) {
@@ -226,76 +236,88 @@ func TestAFailMailboxRefusesNoJobWhileAWorkerIsIdle(t *testing.T) {
 		{"SmallestMailbox", crew.SmallestMailbox()},
 	} {
 		t.Run(s.name, func(t *testing.T) {
-			handle, started, release := holdFirst()
-			p := crew.NewPool(2, handle, crew.WithStrategy(s.strategy),
-				crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1, crew.Fail) }))
-			ctx := context.Background()
-			require.NoError(t, p.Submit(ctx, 0))
-			<-started
-			for v := 1; v <= 20; v++ {
-				until(t, func() bool { return crew.PoolIdle(p) == 1 })
-				require.NoError(t, p.Submit(ctx, v), "job %d, with a worker idle", v)
-			}
-			close(release)
-			require.NoError(t, p.Wait())
-			assert.EqualValues(t, 21, p.Stats().Completed)
+			synctest.Test(t, func(t *testing.T) {
+				handle, started, release := holdFirst()
+				p := crew.NewPool(2, handle, crew.WithStrategy(s.strategy),
+					crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1, crew.Fail) }))
+				ctx := context.Background()
+				require.NoError(t, p.Submit(ctx, 0))
+				<-started
+				for v := 1; v <= 20; v++ {
+					synctest.Wait()
+					require.Equal(t, 1, crew.PoolIdle(p))
+					require.NoError(t, p.Submit(ctx, v), "job %d, with a worker idle", v)
+				}
+				close(release)
+				require.NoError(t, p.Wait())
+				assert.EqualValues(t, 21, p.Stats().Completed)
+			})
 		})
 	}
 }
 
 func TestTheStrategyPicksAmongIdleWorkers(t *testing.T) {
-	// Four idle workers at every Submit: RoundRobin hands the jobs to them
-	// in turn.
-	var rec recorder
-	p := crew.NewPool(4, func(ctx context.Context, _ int) error {
-		rec.add(crew.WorkerIndex(ctx))
-		return nil
-	}, crew.WithStrategy(crew.RoundRobin()))
-	for v := range 12 {
-		until(t, func() bool { return crew.PoolIdle(p) == 4 })
-		require.NoError(t, p.Submit(context.Background(), v))
-	}
-	require.NoError(t, p.Wait())
-	assert.Equal(t, []int{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}, rec.get())
-	s := p.Stats()
-	assert.Zero(t, s.Backlogged, "every job went straight to an idle worker")
+	synctest.Test(t, func(t *testing.T) {
+		// Four idle workers at every Submit: RoundRobin hands the jobs to them
+		// in turn.
+		var rec recorder
+		p := crew.NewPool(4, func(ctx context.Context, _ int) error {
+			rec.add(crew.WorkerIndex(ctx))
+			return nil
+		}, crew.WithStrategy(crew.RoundRobin()))
+		for v := range 12 {
+			synctest.Wait()
+			require.Equal(t, 4, crew.PoolIdle(p))
+			require.NoError(t, p.Submit(context.Background(), v))
+		}
+		require.NoError(t, p.Wait())
+		assert.Equal(t, []int{0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3}, rec.get())
+		s := p.Stats()
+		assert.Zero(t, s.Backlogged, "every job went straight to an idle worker")
+	})
 }
 
 func TestStatsCountTheJobsThatWaitedInTheBacklog(t *testing.T) {
-	handle, started, release := holdFirst()
-	p := crew.NewPool(1, handle, crew.WithQueueSize(5))
-	ctx := context.Background()
-	until(t, func() bool { return crew.PoolIdle(p) == 1 }) // the worker has started
-	require.NoError(t, p.Submit(ctx, 0))                   // handed to the idle worker
-	<-started
-	for v := 1; v <= 3; v++ {
-		require.NoError(t, p.Submit(ctx, v))
-	}
-	s := p.Stats()
-	assert.Equal(t, 3, s.Queued)
-	assert.Equal(t, 1, s.Running)
-	close(release)
-	require.NoError(t, p.Wait())
-	s = p.Stats()
-	assert.EqualValues(t, 3, s.Backlogged)
-	assert.EqualValues(t, 4, s.Completed)
-	assert.EqualValues(t, 4, s.Submitted)
+	synctest.Test(t, func(t *testing.T) {
+		handle, started, release := holdFirst()
+		p := crew.NewPool(1, handle, crew.WithQueueSize(5))
+		ctx := context.Background()
+		synctest.Wait()
+		require.Equal(t, 1, crew.PoolIdle(p), "the worker has started")
+		require.NoError(t, p.Submit(ctx, 0)) // handed to the idle worker
+		<-started
+		for v := 1; v <= 3; v++ {
+			require.NoError(t, p.Submit(ctx, v))
+		}
+		s := p.Stats()
+		assert.Equal(t, 3, s.Queued)
+		assert.Equal(t, 1, s.Running)
+		close(release)
+		require.NoError(t, p.Wait())
+		s = p.Stats()
+		assert.EqualValues(t, 3, s.Backlogged)
+		assert.EqualValues(t, 4, s.Completed)
+		assert.EqualValues(t, 4, s.Submitted)
+	})
 }
 
 func TestABlockedSubmitIsRefusedWhenThePoolFails(t *testing.T) {
-	boom := errors.New("boom")
-	p, ctx := crew.WithContext(context.Background(), 1, crew.WithQueueSize(1))
-	started, release := make(chan struct{}, 1), gateFor(t)
-	require.NoError(t, p.Submit(ctx, gated(started, release, boom)))
-	<-started
-	require.NoError(t, p.Submit(ctx, func(context.Context) error { return nil })) // the pool is full
-	errc := make(chan error, 1)
-	go func() { errc <- p.Submit(context.Background(), func(context.Context) error { return nil }) }()
-	until(t, func() bool { return crew.PoolBlocked(p) == 1 })
-	close(release)
-	assert.ErrorIs(t, <-errc, context.Canceled, "the group's context ended: the job would not run")
-	assert.Same(t, boom, p.Wait())
-	assert.EqualValues(t, 1, p.Stats().Canceled)
+	synctest.Test(t, func(t *testing.T) {
+		boom := errors.New("boom")
+		p, ctx := crew.WithContext(context.Background(), 1, crew.WithQueueSize(1))
+		started, release := make(chan struct{}, 1), gateFor(t)
+		require.NoError(t, p.Submit(ctx, gated(started, release, boom)))
+		<-started
+		require.NoError(t, p.Submit(ctx, func(context.Context) error { return nil })) // the pool is full
+		errc := make(chan error, 1)
+		go func() { errc <- p.Submit(context.Background(), func(context.Context) error { return nil }) }()
+		synctest.Wait()
+		require.Equal(t, 1, crew.PoolBlocked(p))
+		close(release)
+		assert.ErrorIs(t, <-errc, context.Canceled, "the group's context ended: the job would not run")
+		assert.Same(t, boom, p.Wait())
+		assert.EqualValues(t, 1, p.Stats().Canceled)
+	})
 }
 
 func TestAHugeQueueSizeDoesNotOverflowTheBound(t *testing.T) {

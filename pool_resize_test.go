@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -62,24 +63,27 @@ func TestPoolResize(t *testing.T) {
 	})
 
 	t.Run("growing starts workers that take backlog jobs at once", func(t *testing.T) {
-		p := crew.NewGroup(1, crew.WithQueueSize(8))
-		started, release := make(chan struct{}, 1), gateFor(t)
-		require.NoError(t, p.Submit(context.Background(), gated(started, release, nil)))
-		<-started
-		meet := newMeeting(3)
-		for range 3 {
-			require.NoError(t, p.Submit(context.Background(), func(context.Context) error {
-				meet.arrive()
-				return nil
-			}))
-		}
-		p.Resize(4)
-		assert.Equal(t, 4, p.Stats().Workers)
-		closedWithin(t, meet.all, "the 3 backlog jobs running at once")
-		close(release)
-		require.NoError(t, p.Wait())
-		assert.Zero(t, meet.missed.Load())
-		assert.EqualValues(t, 4, p.Stats().Completed)
+		synctest.Test(t, func(t *testing.T) {
+			p := crew.NewGroup(1, crew.WithQueueSize(8))
+			started, release := make(chan struct{}, 1), gateFor(t)
+			require.NoError(t, p.Submit(context.Background(), gated(started, release, nil)))
+			<-started
+			meet := newMeeting(3)
+			for range 3 {
+				require.NoError(t, p.Submit(context.Background(), func(context.Context) error {
+					meet.arrive()
+					return nil
+				}))
+			}
+			p.Resize(4)
+			assert.Equal(t, 4, p.Stats().Workers)
+			synctest.Wait()
+			assert.EqualValues(t, 3, meet.arrived.Load(), "the 3 backlog jobs running at once")
+			close(release)
+			require.NoError(t, p.Wait())
+			assert.Zero(t, meet.missed.Load())
+			assert.EqualValues(t, 4, p.Stats().Completed)
+		})
 	})
 
 	t.Run("the pool's bound follows its size", func(t *testing.T) {
@@ -135,86 +139,88 @@ func TestPoolShutdown(t *testing.T) {
 		}, context.DeadlineExceeded},
 	} {
 		t.Run("Shutdown with "+tc.name+" that ends while jobs run cancels them and returns ctx's error", func(t *testing.T) {
-			p := crew.NewGroup(2, crew.WithQueueSize(8))
-			b, bctx := p.NewBatch(context.Background())
-			poolStarted, batchStarted := make(chan struct{}), make(chan struct{})
-			var poolEnded, batchEnded atomic.Bool
-			require.NoError(t, p.Submit(context.Background(), func(ctx context.Context) error {
-				close(poolStarted)
-				<-ctx.Done()
-				poolEnded.Store(true)
-				return nil
-			}))
-			require.NoError(t, b.Submit(context.Background(), func(ctx context.Context) error {
-				close(batchStarted)
-				<-ctx.Done()
-				batchEnded.Store(true)
-				return nil
-			}))
-			<-poolStarted
-			<-batchStarted
-			var queuedRan atomic.Int64
-			for range 3 {
-				require.NoError(t, p.Submit(context.Background(), counted(&queuedRan)))
-				require.NoError(t, b.Submit(context.Background(), counted(&queuedRan)))
-			}
+			synctest.Test(t, func(t *testing.T) {
+				p := crew.NewGroup(2, crew.WithQueueSize(8))
+				b, bctx := p.NewBatch(context.Background())
+				poolStarted, batchStarted := make(chan struct{}), make(chan struct{})
+				var poolEnded, batchEnded atomic.Bool
+				require.NoError(t, p.Submit(context.Background(), func(ctx context.Context) error {
+					close(poolStarted)
+					<-ctx.Done()
+					poolEnded.Store(true)
+					return nil
+				}))
+				require.NoError(t, b.Submit(context.Background(), func(ctx context.Context) error {
+					close(batchStarted)
+					<-ctx.Done()
+					batchEnded.Store(true)
+					return nil
+				}))
+				<-poolStarted
+				<-batchStarted
+				var queuedRan atomic.Int64
+				for range 3 {
+					require.NoError(t, p.Submit(context.Background(), counted(&queuedRan)))
+					require.NoError(t, b.Submit(context.Background(), counted(&queuedRan)))
+				}
 
-			ctx, cancel := tc.ctx()
-			defer cancel()
-			err, ok := returnsWithin(t, inBackground(func() error { return p.Shutdown(ctx) }), "Shutdown")
-			require.True(t, ok, "Shutdown hangs: did it cancel every context?")
-			assert.ErrorIs(t, err, tc.want)
-			assert.True(t, poolEnded.Load(), "the pool's job ended before Shutdown returned")
-			assert.True(t, batchEnded.Load(), "the batch's job ended before Shutdown returned")
-			assert.Zero(t, queuedRan.Load(), "queued jobs are skipped")
-			assert.ErrorIs(t, context.Cause(bctx), tc.want, "the batch's context ends with a cause that wraps ctx's")
-			assert.ErrorIs(t, context.Cause(p.Context()), tc.want)
-			ps := p.Stats()
-			assert.EqualValues(t, 6, ps.Canceled)
-			assert.EqualValues(t, 2, ps.Completed)
-			assert.Zero(t, ps.Queued+ps.Running)
+				ctx, cancel := tc.ctx()
+				defer cancel()
+				// If Shutdown hangs (a context it did not cancel), every
+				// goroutine of the bubble blocks and the test fails.
+				assert.ErrorIs(t, p.Shutdown(ctx), tc.want)
+				assert.True(t, poolEnded.Load(), "the pool's job ended before Shutdown returned")
+				assert.True(t, batchEnded.Load(), "the batch's job ended before Shutdown returned")
+				assert.Zero(t, queuedRan.Load(), "queued jobs are skipped")
+				assert.ErrorIs(t, context.Cause(bctx), tc.want, "the batch's context ends with a cause that wraps ctx's")
+				assert.ErrorIs(t, context.Cause(p.Context()), tc.want)
+				ps := p.Stats()
+				assert.EqualValues(t, 6, ps.Canceled)
+				assert.EqualValues(t, 2, ps.Completed)
+				assert.Zero(t, ps.Queued+ps.Running)
 
-			assert.ErrorIs(t, p.Submit(context.Background(), counted(&queuedRan)), crew.ErrPoolClosed)
-			assert.False(t, p.TrySubmit(counted(&queuedRan)))
+				assert.ErrorIs(t, p.Submit(context.Background(), counted(&queuedRan)), crew.ErrPoolClosed)
+				assert.False(t, p.TrySubmit(counted(&queuedRan)))
 
-			assert.ErrorIs(t, b.Wait(), tc.want, "skipped jobs: the batch reports its context's cause")
-			assert.EqualValues(t, 3, b.Stats().Canceled)
-			assert.ErrorIs(t, p.Wait(), tc.want, "Wait returns what it would have: the cause, for skipped jobs")
+				assert.ErrorIs(t, b.Wait(), tc.want, "skipped jobs: the batch reports its context's cause")
+				assert.EqualValues(t, 3, b.Stats().Canceled)
+				assert.ErrorIs(t, p.Wait(), tc.want, "Wait returns what it would have: the cause, for skipped jobs")
+			})
 		})
 	}
 
 	t.Run("Shutdown with enough time waits for every job and returns nil", func(t *testing.T) {
-		p := crew.NewGroup(2, crew.WithQueueSize(8))
-		b, _ := p.NewBatch(context.Background())
-		started, release := make(chan struct{}, 2), gateFor(t)
-		require.NoError(t, p.Submit(context.Background(), gated(started, release, nil)))
-		require.NoError(t, b.Submit(context.Background(), gated(started, release, nil)))
-		<-started
-		<-started
-		var ran atomic.Int64
-		for range 2 {
-			require.NoError(t, p.Submit(context.Background(), counted(&ran)))
-			require.NoError(t, b.Submit(context.Background(), counted(&ran)))
-		}
-		done := inBackground(func() error { return p.Shutdown(context.Background()) })
-		until(t, func() bool { return crew.PoolClosed(p) })
-		select {
-		case err := <-done:
-			t.Fatalf("Shutdown returned (%v) while jobs ran", err)
-		default:
-		}
-		assert.ErrorIs(t, p.Submit(context.Background(), counted(&ran)), crew.ErrPoolClosed)
-		assert.ErrorIs(t, b.Submit(context.Background(), counted(&ran)), crew.ErrPoolClosed)
-		close(release)
-		err, ok := returnsWithin(t, done, "Shutdown")
-		if ok {
-			assert.NoError(t, err)
-		}
-		assert.EqualValues(t, 4, ran.Load(), "every accepted job ran")
-		assert.NoError(t, b.Wait())
-		assert.NoError(t, p.Wait())
-		s := p.Stats()
-		assert.EqualValues(t, 6, s.Completed)
-		assert.Zero(t, s.Canceled)
+		synctest.Test(t, func(t *testing.T) {
+			p := crew.NewGroup(2, crew.WithQueueSize(8))
+			b, _ := p.NewBatch(context.Background())
+			started, release := make(chan struct{}, 2), gateFor(t)
+			require.NoError(t, p.Submit(context.Background(), gated(started, release, nil)))
+			require.NoError(t, b.Submit(context.Background(), gated(started, release, nil)))
+			<-started
+			<-started
+			var ran atomic.Int64
+			for range 2 {
+				require.NoError(t, p.Submit(context.Background(), counted(&ran)))
+				require.NoError(t, b.Submit(context.Background(), counted(&ran)))
+			}
+			done := inBackground(func() error { return p.Shutdown(context.Background()) })
+			synctest.Wait()
+			require.True(t, crew.PoolClosed(p), "Shutdown has begun")
+			select {
+			case err := <-done:
+				t.Fatalf("Shutdown returned (%v) while jobs ran", err)
+			default:
+			}
+			assert.ErrorIs(t, p.Submit(context.Background(), counted(&ran)), crew.ErrPoolClosed)
+			assert.ErrorIs(t, b.Submit(context.Background(), counted(&ran)), crew.ErrPoolClosed)
+			close(release)
+			assert.NoError(t, <-done, "Shutdown")
+			assert.EqualValues(t, 4, ran.Load(), "every accepted job ran")
+			assert.NoError(t, b.Wait())
+			assert.NoError(t, p.Wait())
+			s := p.Stats()
+			assert.EqualValues(t, 6, s.Completed)
+			assert.Zero(t, s.Canceled)
+		})
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/sourcegraph/conc/panics"
@@ -116,28 +117,31 @@ func TestSubmitHonoursItsContextWhileBlocked(t *testing.T) {
 		}, context.DeadlineExceeded},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := crew.NewGroup(1, crew.WithQueueSize(1))
-			started, release := make(chan struct{}, 2), gateFor(t)
-			ctx := context.Background()
-			require.NoError(t, p.Submit(ctx, gated(started, release, nil)))
-			require.NoError(t, p.Submit(ctx, gated(started, release, nil)))
-			<-started // one runs, one is queued: the pool is full
-			assert.False(t, p.TrySubmit(func(context.Context) error { return nil }))
+			synctest.Test(t, func(t *testing.T) {
+				p := crew.NewGroup(1, crew.WithQueueSize(1))
+				started, release := make(chan struct{}, 2), gateFor(t)
+				ctx := context.Background()
+				require.NoError(t, p.Submit(ctx, gated(started, release, nil)))
+				require.NoError(t, p.Submit(ctx, gated(started, release, nil)))
+				<-started // one runs, one is queued: the pool is full
+				assert.False(t, p.TrySubmit(func(context.Context) error { return nil }))
 
-			sctx, cancel := tc.ctx()
-			defer cancel()
-			errc := make(chan error, 1)
-			go func() { errc <- p.Submit(sctx, func(context.Context) error { return nil }) }()
-			if tc.want == context.Canceled {
-				until(t, func() bool { return crew.PoolBlocked(p) == 1 })
-				cancel()
-			}
-			assert.Equal(t, tc.want, <-errc)
-			assert.Zero(t, crew.PoolBlocked(p))
-			close(release)
-			<-started
-			require.NoError(t, p.Wait())
-			assert.EqualValues(t, 2, p.Stats().Submitted, "the refused job was not counted")
+				sctx, cancel := tc.ctx()
+				defer cancel()
+				errc := make(chan error, 1)
+				go func() { errc <- p.Submit(sctx, func(context.Context) error { return nil }) }()
+				if tc.want == context.Canceled {
+					synctest.Wait()
+					require.Equal(t, 1, crew.PoolBlocked(p))
+					cancel()
+				}
+				assert.Equal(t, tc.want, <-errc)
+				assert.Zero(t, crew.PoolBlocked(p))
+				close(release)
+				<-started
+				require.NoError(t, p.Wait())
+				assert.EqualValues(t, 2, p.Stats().Submitted, "the refused job was not counted")
+			})
 		})
 	}
 }
@@ -152,65 +156,71 @@ func TestSubmitWithADoneContextRefusesAtOnce(t *testing.T) {
 }
 
 func TestBlockedSubmitTakesTheFirstRoomAnywhere(t *testing.T) {
-	// Two workers, each running a job and holding one more. Only the job
-	// behind gateB can end; a Submit blocked on the full pool must get the
-	// room it leaves, wherever it is, and not wait for the others.
-	started := make(chan struct{}, 5)
-	p := crew.NewPool(2, func(ctx context.Context, gate chan struct{}) error {
-		started <- struct{}{}
-		<-gate
-		return nil
-	}, crew.WithQueueSize(1))
-	gateA, gateB := make(chan struct{}), make(chan struct{})
-	ctx := context.Background()
-	require.NoError(t, p.Submit(ctx, gateA))
-	<-started
-	require.NoError(t, p.Submit(ctx, gateB))
-	<-started // both workers are busy: what comes next waits
-	require.NoError(t, p.Submit(ctx, gateA))
-	require.NoError(t, p.Submit(ctx, gateA))
-	errc := make(chan error, 1)
-	free := make(chan struct{})
-	close(free)
-	go func() { errc <- p.Submit(ctx, free) }()
-	until(t, func() bool { return crew.PoolBlocked(p) == 1 })
-	close(gateB)
-	require.NoError(t, <-errc)
-	close(gateA)
-	require.NoError(t, p.Wait())
-	assert.EqualValues(t, 5, p.Stats().Completed)
+	synctest.Test(t, func(t *testing.T) {
+		// Two workers, each running a job and holding one more. Only the job
+		// behind gateB can end; a Submit blocked on the full pool must get the
+		// room it leaves, wherever it is, and not wait for the others.
+		started := make(chan struct{}, 5)
+		p := crew.NewPool(2, func(ctx context.Context, gate chan struct{}) error {
+			started <- struct{}{}
+			<-gate
+			return nil
+		}, crew.WithQueueSize(1))
+		gateA, gateB := make(chan struct{}), make(chan struct{})
+		ctx := context.Background()
+		require.NoError(t, p.Submit(ctx, gateA))
+		<-started
+		require.NoError(t, p.Submit(ctx, gateB))
+		<-started // both workers are busy: what comes next waits
+		require.NoError(t, p.Submit(ctx, gateA))
+		require.NoError(t, p.Submit(ctx, gateA))
+		errc := make(chan error, 1)
+		free := make(chan struct{})
+		close(free)
+		go func() { errc <- p.Submit(ctx, free) }()
+		synctest.Wait()
+		require.Equal(t, 1, crew.PoolBlocked(p))
+		close(gateB)
+		require.NoError(t, <-errc)
+		close(gateA)
+		require.NoError(t, p.Wait())
+		assert.EqualValues(t, 5, p.Stats().Completed)
+	})
 }
 
 func TestBlockedSubmitsAreServedInArrivalOrder(t *testing.T) {
-	// One worker and one waiting job: the pool is full. Five Submits block,
-	// in turn; then rooms open one at a time, and each must go to the
-	// longest-blocked Submit.
-	p := crew.NewPool(1, func(_ context.Context, gate chan struct{}) error {
-		<-gate
-		return nil
-	}, crew.WithQueueSize(1))
-	ctx := context.Background()
-	gates := make([]chan struct{}, 7)
-	for i := range gates {
-		gates[i] = make(chan struct{})
-	}
-	require.NoError(t, p.Submit(ctx, gates[0])) // running
-	require.NoError(t, p.Submit(ctx, gates[1])) // queued
-	returned := make(chan int)
-	for i := range 5 {
-		go func() {
-			assert.NoError(t, p.Submit(ctx, gates[i+2]))
-			returned <- i
-		}()
-		until(t, func() bool { return crew.PoolBlocked(p) == i+1 })
-	}
-	for i := range 5 {
-		close(gates[i]) // the running job ends: one room opens
-		assert.Equal(t, i, <-returned)
-	}
-	close(gates[5])
-	close(gates[6])
-	require.NoError(t, p.Wait())
+	synctest.Test(t, func(t *testing.T) {
+		// One worker and one waiting job: the pool is full. Five Submits block,
+		// in turn; then rooms open one at a time, and each must go to the
+		// longest-blocked Submit.
+		p := crew.NewPool(1, func(_ context.Context, gate chan struct{}) error {
+			<-gate
+			return nil
+		}, crew.WithQueueSize(1))
+		ctx := context.Background()
+		gates := make([]chan struct{}, 7)
+		for i := range gates {
+			gates[i] = make(chan struct{})
+		}
+		require.NoError(t, p.Submit(ctx, gates[0])) // running
+		require.NoError(t, p.Submit(ctx, gates[1])) // queued
+		returned := make(chan int)
+		for i := range 5 {
+			go func() {
+				assert.NoError(t, p.Submit(ctx, gates[i+2]))
+				returned <- i
+			}()
+			synctest.Wait()
+			require.Equal(t, i+1, crew.PoolBlocked(p), "Submit %d is blocked behind the earlier ones", i)
+		}
+		for i := range 5 {
+			close(gates[i]) // the running job ends: one room opens
+			assert.Equal(t, i, <-returned)
+		}
+		close(gates[5])
+		close(gates[6])
+		require.NoError(t, p.Wait())
+	})
 }
 
 func TestSubmitAfterWaitIsRefused(t *testing.T) {
@@ -390,34 +400,35 @@ func TestWaitLeavesNoGoroutine(t *testing.T) {
 }
 
 func TestJobThatCallsGoexitEndsItsWorkerNotThePool(t *testing.T) {
-	p := crew.NewGroup(2)
-	var ran atomic.Int32
-	require.NoError(t, p.Submit(context.Background(), func(context.Context) error {
-		runtime.Goexit()
-		return nil
-	}))
-	for range 50 {
+	synctest.Test(t, func(t *testing.T) {
+		p := crew.NewGroup(2)
+		var ran atomic.Int32
 		require.NoError(t, p.Submit(context.Background(), func(context.Context) error {
-			ran.Add(1)
+			runtime.Goexit()
 			return nil
 		}))
-	}
-	err := p.Wait()
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "runtime.Goexit")
-	s := p.Stats()
-	assert.EqualValues(t, 50, int64(ran.Load())+s.Dropped, "every other job ran or was dropped with its worker")
+		for range 50 {
+			require.NoError(t, p.Submit(context.Background(), func(context.Context) error {
+				ran.Add(1)
+				return nil
+			}))
+		}
+		err := p.Wait()
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "runtime.Goexit")
+		s := p.Stats()
+		assert.EqualValues(t, 50, int64(ran.Load())+s.Dropped, "every other job ran or was dropped with its worker")
 
-	// With no worker left, Submit says so instead of blocking.
-	p = crew.NewGroup(1, crew.WithDeadLetters(func(crew.DeadLetter) {}))
-	require.NoError(t, p.Submit(context.Background(), func(context.Context) error {
-		runtime.Goexit()
-		return nil
-	}))
-	until(t, func() bool {
-		return errors.Is(p.Submit(context.Background(), func(context.Context) error { return nil }), crew.ErrNoRoutee)
+		// With no worker left, Submit says so instead of blocking.
+		p = crew.NewGroup(1, crew.WithDeadLetters(func(crew.DeadLetter) {}))
+		require.NoError(t, p.Submit(context.Background(), func(context.Context) error {
+			runtime.Goexit()
+			return nil
+		}))
+		synctest.Wait() // the worker is buried
+		assert.ErrorIs(t, p.Submit(context.Background(), func(context.Context) error { return nil }), crew.ErrNoRoutee)
+		assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
 	})
-	assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
 }
 
 func TestBadInputPanicsWithACrewMessage(t *testing.T) {
@@ -495,27 +506,30 @@ func TestWorkersCarryProfilerLabels(t *testing.T) {
 }
 
 func TestNoJobWaitsBehindASlowOne(t *testing.T) {
-	// Whatever the strategy, while worker 0 runs the slow job the other
-	// worker runs every job submitted after it.
-	slow, release := make(chan struct{}), gateFor(t)
-	var fast atomic.Int32
-	p := crew.NewPool(2, func(_ context.Context, v int) error {
-		if v == 0 {
-			close(slow)
-			<-release
+	synctest.Test(t, func(t *testing.T) {
+		// Whatever the strategy, while worker 0 runs the slow job the other
+		// worker runs every job submitted after it.
+		slow, release := make(chan struct{}), gateFor(t)
+		var fast atomic.Int32
+		p := crew.NewPool(2, func(_ context.Context, v int) error {
+			if v == 0 {
+				close(slow)
+				<-release
+				return nil
+			}
+			fast.Add(1)
 			return nil
+		}, crew.WithStrategy(crew.RoundRobin()), crew.WithQueueSize(50))
+		require.NoError(t, p.Submit(context.Background(), 0))
+		<-slow
+		for v := 1; v <= 40; v++ {
+			require.NoError(t, p.Submit(context.Background(), v))
 		}
-		fast.Add(1)
-		return nil
-	}, crew.WithStrategy(crew.RoundRobin()), crew.WithQueueSize(50))
-	require.NoError(t, p.Submit(context.Background(), 0))
-	<-slow
-	for v := 1; v <= 40; v++ {
-		require.NoError(t, p.Submit(context.Background(), v))
-	}
-	until(t, func() bool { return fast.Load() == 40 })
-	close(release)
-	require.NoError(t, p.Wait())
+		synctest.Wait()
+		require.EqualValues(t, 40, fast.Load(), "jobs waited behind the slow one")
+		close(release)
+		require.NoError(t, p.Wait())
+	})
 }
 
 func TestMapReturnsResultsInInputOrder(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -432,15 +433,19 @@ func (m *ownLen) Len() int {
 }
 
 func TestAMailboxThatEmbedsAnUnboundedIsScoredByItsOwnLen(t *testing.T) {
-	release := gateFor(t)
-	ref := crew.Spawn(context.Background(), func(context.Context, int) error { <-release; return nil },
-		crew.WithMailbox(func() crew.Mailbox[int] { return &ownLen{Unbounded: crew.NewUnbounded[int]()} }))
-	defer func() { close(release); ref.Stop(); <-ref.Done() }()
-	for i := range 5 {
-		require.NoError(t, ref.Tell(context.Background(), i))
-	}
-	until(t, func() bool { return ref.Busy() && ref.Len() == 4 })
-	assert.EqualValues(t, 5, crew.RefLoad(ref), "4 queued in its own queue, plus 1 in hand")
+	synctest.Test(t, func(t *testing.T) {
+		release := gateFor(t)
+		ref := crew.Spawn(context.Background(), func(context.Context, int) error { <-release; return nil },
+			crew.WithMailbox(func() crew.Mailbox[int] { return &ownLen{Unbounded: crew.NewUnbounded[int]()} }))
+		defer func() { close(release); ref.Stop(); <-ref.Done() }()
+		for i := range 5 {
+			require.NoError(t, ref.Tell(context.Background(), i))
+		}
+		synctest.Wait()
+		require.True(t, ref.Busy())
+		require.Equal(t, 4, ref.Len())
+		assert.EqualValues(t, 5, crew.RefLoad(ref), "4 queued in its own queue, plus 1 in hand")
+	})
 }
 
 // unknownLen is a mailbox whose depth is unknown: its Len is -1.
