@@ -416,7 +416,7 @@ func (p *Pool[T]) Wait() error {
 		p.resizing.Lock() // Resize does nothing once the pool is closed: the workers stay as they are
 		defer p.resizing.Unlock()
 		for _, w := range p.d.stopping() {
-			close(w.jobs) // it is idle, or about to be: no job is held
+			close(w.jobs) // it exits once it finds its channel closed; a dead one has
 		}
 		p.goroutines.Wait()
 		p.result = p.outcome()

@@ -125,11 +125,6 @@ func (b *Batch[T]) Submit(ctx context.Context, job T) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if ctx != b.jobCtx.Context { // else just read
-		if err := b.jobCtx.Err(); err != nil && !p.own(ctx, b) {
-			return b.refusal(err)
-		}
-	}
 	return p.submit(ctx, task[T]{job: job, f: &b.flow})
 }
 
@@ -141,9 +136,6 @@ func (b *Batch[T]) TrySubmit(job T) bool {
 	p := b.pool
 	if p.isNil != nil && p.isNil(job) {
 		panic("crew: Batch.TrySubmit: nil job")
-	}
-	if b.jobCtx.Err() != nil {
-		return false
 	}
 	return p.trySubmit(task[T]{job: job, f: &b.flow})
 }
@@ -185,22 +177,6 @@ func (b *Batch[T]) Wait() error {
 	err := b.outcome()
 	d.mu.Unlock()
 	b.cancel(nil)
-	return err
-}
-
-// refusal is what Submit returns, for a job that is not one of the batch's
-// own, once the batch's context is done (err): ErrPoolClosed or
-// ErrBatchClosed if the pool or the batch is closed, else err.
-func (b *Batch[T]) refusal(err error) error {
-	d := &b.pool.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	switch {
-	case d.drained != nil:
-		return ErrPoolClosed
-	case b.closed():
-		return ErrBatchClosed
-	}
 	return err
 }
 

@@ -140,7 +140,7 @@ func (d *dispatcher[T]) offer(t task[T], mode offerMode, waiters *sync.Pool, sto
 		return ended, nil, nil
 	case b != nil && b.closed() && (mode != fromJob || b.held() == 0):
 		return batchShut, nil, nil
-	case b != nil && b.stop != nil:
+	case b != nil && b.seesDone():
 		return batchEnded, nil, nil
 	}
 	if d.limit > 0 && d.held >= d.limit || d.waiting.first != nil {
@@ -306,18 +306,11 @@ func (d *dispatcher[T]) close(drained chan struct{}) (*waiter[task[T]], <-chan s
 }
 
 // stopping returns the workers for Wait to stop, once the pool drained:
-// those that are idle, or about to be, for no job is held; the dead ones
-// have ended.
+// every one is idle, or about to be, for no job is held, or dead.
 func (d *dispatcher[T]) stopping() []*worker[T] {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	live := make([]*worker[T], 0, d.live)
-	for _, w := range d.workers {
-		if !w.dead {
-			live = append(live, w)
-		}
-	}
-	return live
+	return d.workers
 }
 
 // skippedOwn reports whether a job of the pool's own was skipped.

@@ -46,12 +46,17 @@ func Map[T, R any](ctx context.Context, workers int, inputs []T, f func(context.
 			break
 		}
 	}
-	err := p.Wait()
+	return results(ctx, out, p.Wait(), refused)
+}
+
+// results is what Map and MapBatch return, given what Wait returned (err)
+// and why a Submit was refused, if one was: nil and the error, if any, and
+// for a call that returned ctx's own error when ctx ended, why it ended.
+func results[R any](ctx context.Context, out []R, err, refused error) ([]R, error) {
 	if err == nil {
-		err = refused // ctx ended before every input was submitted
+		err = refused // ctx ended, or the pool closed, before every input was submitted
 	}
 	if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		// A call that returned ctx's error when ctx ended: say why it ended.
 		err = context.Cause(ctx)
 	}
 	if err != nil {
@@ -99,15 +104,5 @@ func MapBatch[T, R any](ctx context.Context, p *Pool[Job], inputs []T, f func(co
 			break
 		}
 	}
-	err := b.Wait()
-	if err == nil {
-		err = refused
-	}
-	if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		err = context.Cause(ctx) // a call that returned ctx's error when ctx ended: say why it ended
-	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return results(ctx, out, b.Wait(), refused)
 }
