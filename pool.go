@@ -144,7 +144,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 			// The hook runs inside Enqueue, under the dispatcher's lock:
 			// keep the job for its dead letter, delivered once the lock is
 			// released (see evictions).
-			dr.OnDrop(func(job T, _ error) { d.evicted = append(d.evicted, job) })
+			dr.OnDrop(func(job T, _ error) { d.own.evicted = append(d.own.evicted, job) })
 		}
 	}
 	if p.name == "" {
@@ -157,9 +157,9 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	}
 	p.watch = parent.Done() != nil
 	p.ctx, p.cancel = context.WithCancelCause(parent)
-	d.strategy = o.strategy
-	if d.strategy == nil {
-		d.strategy = SmallestMailbox()
+	d.idle.strategy = o.strategy
+	if d.idle.strategy == nil {
+		d.idle.strategy = SmallestMailbox()
 	}
 	switch {
 	case o.queueSize > 0:

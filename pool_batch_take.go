@@ -32,11 +32,7 @@ func (b *Batch[T]) ctxErr() error { return ctxErr(b.jobCtx.Context) }
 // ended counts out a job of the batch that a worker ran, or skipped. d.mu
 // is held.
 func (b *Batch[T]) ended(skipped bool) {
-	if skipped {
-		b.done.canceled++
-	} else {
-		b.done.completed++
-	}
+	b.done.ended(skipped)
 	b.release()
 }
 

@@ -40,33 +40,39 @@ import (
 type dispatcher[T any] struct {
 	mu sync.Mutex // guards the fields below, the flows, and the fields of Batch and worker that say so
 
-	held     int               // jobs accepted and not ended
-	limit    int               // the most jobs held at once; 0: no bound of the pool's own
-	running  int               // jobs dispatched and not ended
-	seq      uint64            // the number of the last job queued in a flow
-	own      flow[T]           // the pool's own jobs: its backlog
-	order    order[T]          // the runnable flows
-	keys     keyFlows[T]       // WithKey: a flow per key with jobs, each with a limit of 1
-	pin      keyPin[T]         // WithConsistentHash: jobs queue at their key's worker
-	idle     idleSet           // the workers waiting for a job
-	strategy Strategy          // picks the idle worker that gets a job
-	workers  []*worker[T]      // every worker but the retired ones, in order
-	live     int               // workers neither dead nor retired
-	waiting  waitList[task[T]] // Submits blocked on a full pool, oldest first
-	stop     error             // the cause of the pool context's end, once a dispatch saw it: from then on every dispatch skips
-	drained  chan struct{}     // made by Wait, which closes the pool; closed once no job is held
-	done     jobCounts         // the jobs that ended (counted under the lock, with held)
-	ownSkips int64             // the pool's own jobs skipped (batches count theirs)
-	evicted  []T               // jobs the backlog mailbox evicted, waiting for their dead letters
-	batches  batchList[T]      // the batches not waited for yet, for Shutdown
+	held       int               // jobs accepted and not ended
+	limit      int               // the most jobs held at once; 0: no bound of the pool's own
+	running    int               // jobs dispatched and not ended
+	own        flow[T]           // the pool's own jobs: its backlog
+	order      order[T]          // the runnable flows
+	keys       keyFlows[T]       // WithKey: a flow per key with jobs, each with a limit of 1
+	pin        keyPin[T]         // WithConsistentHash: jobs queue at their key's worker
+	idle       idleSet           // the workers waiting for a job
+	workers    []*worker[T]      // every worker but the retired ones, in order
+	live       int               // workers neither dead nor retired
+	waiting    waitList[task[T]] // Submits blocked on a full pool, oldest first
+	stop       error             // the cause of the pool context's end, once a dispatch saw it: from then on every dispatch skips
+	drained    chan struct{}     // made by Wait, which closes the pool; closed once no job is held
+	done       jobCounts         // the jobs that ended (counted under the lock, with held)
+	ownSkips   int64             // the pool's own jobs skipped (batches count theirs)
+	backlogged int64             // jobs that waited in a flow rather than going straight to an idle worker
+	batches    batchList[T]      // the batches not waited for yet, for Shutdown
 }
 
 // jobCounts counts how the jobs a pool (or a batch) accepted ended.
 type jobCounts struct {
-	completed  int64 // ran, failed or not
-	canceled   int64 // skipped because a context was done
-	dropped    int64 // evicted by the backlog mailbox, or left with a worker that died
-	backlogged int64 // waited in a flow rather than going straight to an idle worker
+	completed int64 // ran, failed or not
+	canceled  int64 // skipped because a context was done
+	dropped   int64 // evicted by the backlog mailbox, or left with a worker that died
+}
+
+// ended counts a job that ran, or was skipped.
+func (c *jobCounts) ended(skipped bool) {
+	if skipped {
+		c.canceled++
+	} else {
+		c.completed++
+	}
 }
 
 // A verdict is what the dispatcher made of a job offered to it.
@@ -198,22 +204,21 @@ func (d *dispatcher[T]) place(t task[T], a *after[T]) error {
 		d.dispatched(t)
 		a.grant(d.takeIdle(), grant[T]{t: t})
 	case f.mb != nil:
-		n := len(d.evicted)
+		n := len(f.evicted)
 		switch err := f.mb.Enqueue(canceledCtx, t.job); {
 		case err == context.Canceled:
 			return errWouldBlock // a Backpressure mailbox that is full
 		case err != nil:
 			return err
 		}
-		if len(d.evicted) > n {
+		if len(f.evicted) > n {
 			a.evictions = true
 		}
-		d.done.backlogged++
+		d.backlogged++
 		d.order.fix(f)
 	default:
-		d.seq++
-		f.push(t.job, d.seq)
-		d.done.backlogged++
+		f.push(t.job, d.order.number())
+		d.backlogged++
 		d.order.fix(f)
 	}
 	d.held++
@@ -325,8 +330,8 @@ func (d *dispatcher[T]) skippedOwn() bool {
 func (d *dispatcher[T]) takeEvicted() []T {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	jobs := d.evicted
-	d.evicted = nil
+	jobs := d.own.evicted
+	d.own.evicted = nil
 	return jobs
 }
 
@@ -358,7 +363,7 @@ func refuse[T any](list *waiter[T], err error) {
 type after[T any] struct {
 	grants    *worker[T]
 	replies   *waiter[task[T]]
-	evictions bool             // d.evicted has jobs
+	evictions bool             // the backlog mailbox evicted jobs
 	noRoutee  *waiter[task[T]] // to refuse with the pool's noWorker
 }
 

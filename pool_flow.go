@@ -9,6 +9,7 @@ package crew
 type flow[T any] struct {
 	q       ring[prioItem[T]] // jobs waiting, oldest first, each with its number (seq)
 	mb      Mailbox[T]        // the pool's backlog of its own (WithMailbox), instead of q
+	evicted []T               // jobs mb evicted (DropOldest), waiting for their dead letters
 	running int               // jobs dispatched and not ended
 	limit   int               // the most jobs running at once, or 0
 	at      int               // 1 + the flow's index in the order, or 0 while it is not there
@@ -62,7 +63,16 @@ func (f *flow[T]) head() uint64 {
 // served). It is a binary heap of flows by head, each flow knowing its
 // place (flow.at): O(log flows) per change, O(1) for a pool of one flow.
 // The dispatcher's lock guards it.
-type order[T any] struct{ h []*flow[T] }
+type order[T any] struct {
+	h   []*flow[T]
+	seq uint64 // the number of the last job queued
+}
+
+// number numbers a job queued now: later jobs have higher numbers.
+func (o *order[T]) number() uint64 {
+	o.seq++
+	return o.seq
+}
 
 // first returns the flow whose job is dispatched next, or nil if none is
 // runnable.

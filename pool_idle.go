@@ -6,9 +6,10 @@ import "math/bits"
 // while the worker is parked (or about to be) with nothing to run. The
 // dispatcher's lock guards it.
 type idleSet struct {
-	bits   []uint64
-	n      int // workers in the set
-	cursor int // the worker after the one last taken from the set
+	bits     []uint64
+	n        int      // workers in the set
+	cursor   int      // the worker after the one last taken from the set
+	strategy Strategy // picks the idle worker that gets a job
 }
 
 func (s *idleSet) has(i int) bool { return s.bits[i/64]&(1<<(i%64)) != 0 }
@@ -23,11 +24,11 @@ func (s *idleSet) remove(i int) {
 	s.n--
 }
 
-// take removes and returns the idle worker that strategy picks among n
+// take removes and returns the idle worker that the strategy picks among n
 // workers: the first idle one from where it says to start, wrapping. It
 // costs O(n/64) at most. s.n > 0.
-func (s *idleSet) take(strategy Strategy, n int) int {
-	start := strategy.firstIdle(s.cursor, n) % n
+func (s *idleSet) take(n int) int {
+	start := s.strategy.firstIdle(s.cursor, n) % n
 	i := -1
 	if b := s.bits[start/64] & (^uint64(0) << (start % 64)); b != 0 {
 		i = start/64*64 + bits.TrailingZeros64(b)

@@ -44,7 +44,7 @@ func (p *Pool[T]) Stats() PoolStats {
 	d.mu.Lock()
 	held, workers := d.held, d.workers
 	s.Workers, s.Running = d.live, d.running
-	s.Completed, s.Canceled, s.Dropped, s.Backlogged = d.done.completed, d.done.canceled, d.done.dropped, d.done.backlogged
+	s.Completed, s.Canceled, s.Dropped, s.Backlogged = d.done.completed, d.done.canceled, d.done.dropped, d.backlogged
 	if d.keys != nil {
 		s.Keys = d.keys.active() - len(d.order.h) // a key in the order has no job running
 	}

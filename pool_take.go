@@ -92,7 +92,7 @@ func (d *dispatcher[T]) feed(a *after[T]) {
 // takeIdle takes the idle worker the strategy picks. d.idle.n > 0; d.mu is
 // held.
 func (d *dispatcher[T]) takeIdle() *worker[T] {
-	return d.workers[d.idle.take(d.strategy, len(d.workers))]
+	return d.workers[d.idle.take(len(d.workers))]
 }
 
 // up reports whether worker i takes jobs. d.mu is held.
@@ -107,11 +107,7 @@ func (d *dispatcher[T]) end(g grant[T], a *after[T]) {
 	d.running--
 	d.held--
 	skipped := g.skip != nil
-	if skipped {
-		d.done.canceled++
-	} else {
-		d.done.completed++
-	}
+	d.done.ended(skipped)
 	switch {
 	case f.batch != nil:
 		f.batch.ended(skipped)
