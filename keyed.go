@@ -88,6 +88,8 @@ type keyFlows[T any] interface {
 	flow(job T) *flow[T]
 	// release forgets f, the flow of job's key, which has no job left.
 	release(f *flow[T], job T)
+	// each calls visit with every flow, which may release it.
+	each(visit func(*flow[T]))
 	// active reports the keys with a flow.
 	active() int
 }
@@ -133,6 +135,12 @@ func (t *keyFlowTable[T, K]) release(f *flow[T], job T) {
 		f.q.release()
 	}
 	t.free = append(t.free, f)
+}
+
+func (t *keyFlowTable[T, K]) each(visit func(*flow[T])) {
+	for _, f := range t.m {
+		visit(f)
+	}
 }
 
 func (t *keyFlowTable[T, K]) active() int { return len(t.m) }

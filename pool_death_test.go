@@ -212,3 +212,80 @@ func TestANaNKeyPanicsWithACrewMessage(t *testing.T) {
 	require.NoError(t, p.Wait())
 	assert.Zero(t, p.Stats().Keys)
 }
+
+func TestTheLastWorkerDyingDropsTheJobsBehindAKeyARetiredWorkerStillRuns(t *testing.T) {
+	// Worker 0 runs key 1's first job, worker 1 key 2's; each key has a
+	// job behind it. Resize retires worker 1 while it runs, then worker 0's
+	// job calls runtime.Goexit: no worker is left to run key 2's second
+	// job once worker 1 ends the first, so it is dropped with key 1's, and
+	// Wait returns.
+	synctest.Test(t, func(t *testing.T) {
+		type job struct{ key, n int }
+		release := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
+		var letters atomic.Int64
+		p := crew.NewPool(2, func(ctx context.Context, j job) error {
+			if j.n == 0 {
+				i := crew.WorkerIndex(ctx)
+				<-release[i]
+				if i == 0 {
+					runtime.Goexit()
+				}
+			}
+			return nil
+		}, crew.WithKey(func(j job) int { return j.key }), crew.WithDeadLetters(func(crew.DeadLetter) { letters.Add(1) }))
+		synctest.Wait() // both workers idle: the first job goes to worker 0, the second to worker 1
+		ctx := context.Background()
+		for _, j := range []job{{1, 0}, {2, 0}, {1, 1}, {2, 1}} {
+			require.NoError(t, p.Submit(ctx, j))
+		}
+		p.Resize(1) // retires worker 1, busy
+		close(release[0])
+		synctest.Wait() // worker 0 died, the last live one
+		assert.EqualValues(t, 2, letters.Load(), "both keys' second jobs are dropped")
+		close(release[1])
+		assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
+		s := p.Stats()
+		assert.EqualValues(t, 2, s.Completed)
+		assert.EqualValues(t, 2, s.Dropped)
+	})
+}
+
+func TestABatchWaitsForTheDeadLettersOfItsJobsTheLastWorkerLeft(t *testing.T) {
+	// The only worker dies while a job of the batch waits: the job is a
+	// dead letter, and the batch's Wait returns once the dead letter was
+	// delivered and counted, with an error that matches ErrNoRoutee.
+	synctest.Test(t, func(t *testing.T) {
+		started, release := make(chan struct{}), make(chan struct{})
+		p := crew.NewPool(1, func(_ context.Context, n int) error {
+			if n == 0 {
+				close(started)
+				<-release
+				runtime.Goexit()
+			}
+			return nil
+		})
+		ctx := context.Background()
+		require.NoError(t, p.Submit(ctx, 0))
+		<-started
+		delivering, delivered := make(chan struct{}), make(chan struct{})
+		b, _ := p.NewBatch(ctx, crew.WithDeadLetters(func(crew.DeadLetter) {
+			close(delivering)
+			<-delivered
+		}))
+		require.NoError(t, b.Submit(ctx, 1))
+		waited := make(chan error, 1)
+		go func() { waited <- b.Wait() }()
+		close(release)
+		<-delivering
+		synctest.Wait()
+		select {
+		case err := <-waited:
+			t.Fatalf("Batch.Wait returned %v while its job's dead letter was being delivered", err)
+		default:
+		}
+		close(delivered)
+		assert.ErrorIs(t, <-waited, crew.ErrNoRoutee)
+		assert.EqualValues(t, 1, b.Stats().Dropped)
+		assert.Error(t, p.Wait())
+	})
+}

@@ -128,9 +128,9 @@ func (d *dispatcher[T]) end(g grant[T], a *after[T]) {
 }
 
 // bury takes worker w, whose job g called runtime.Goexit, out of the pool,
-// counting g out. The jobs queued at w become dead letters and, if it was
-// the last worker, so does every job not dispatched, and the blocked
-// Submits are refused with ErrNoRoutee: all left in a, for after the lock.
+// counting g out. The jobs queued at w are returned, to become dead
+// letters and, if it was the last worker, so is every job not dispatched,
+// and the blocked Submits are refused with ErrNoRoutee (left in a).
 func (d *dispatcher[T]) bury(w *worker[T], g grant[T], a *after[T]) (lost []task[T]) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -146,17 +146,28 @@ func (d *dispatcher[T]) bury(w *worker[T], g grant[T], a *after[T]) (lost []task
 		d.feed(a)
 		return lost
 	}
-	// No worker runs a job now: every flow with jobs is runnable.
-	for f := d.order.first(); f != nil; f = d.order.first() {
+	// No job will be dispatched: take every one out of its flow, those
+	// behind a limit or a key that a retired worker still runs too.
+	drain := func(f *flow[T]) {
 		var job T
-		for f.queued() > 0 {
+		for n := f.queued(); n > 0; n-- {
 			job = f.pop()
 			lost = append(lost, task[T]{job: job, f: f})
+			if f.batch != nil {
+				f.running++ // its batch's Wait waits for its dead letter too (see lost)
+			}
 		}
 		d.order.fix(f)
-		if d.keys != nil {
+		if d.keys != nil && f.running == 0 && f.q.n == 0 {
 			d.keys.release(f, job)
 		}
+	}
+	drain(&d.own)
+	for b := d.batches.first; b != nil; b = b.next {
+		drain(&b.flow)
+	}
+	if d.keys != nil {
+		d.keys.each(drain)
 	}
 	a.noRoutee = d.waiting.detach()
 	return lost
@@ -170,6 +181,7 @@ func (d *dispatcher[T]) lost(tasks []task[T], a *after[T]) {
 	d.done.dropped += int64(len(tasks))
 	for _, t := range tasks {
 		if b := t.f.batch; b != nil {
+			t.f.running-- // out of its flow, on its way to the dead letters (see bury)
 			b.lost()
 		}
 	}
