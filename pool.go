@@ -489,6 +489,11 @@ func (p *Pool[T]) deadLetters(tasks []task[T], target string, reason error) {
 	if len(tasks) == 0 {
 		return
 	}
+	defer func() { // also if a sink calls runtime.Goexit: its jobs are gone either way
+		var a after[T]
+		p.d.lost(tasks, &a)
+		a.run(p)
+	}()
 	for _, t := range tasks {
 		sink := p.sink
 		if b := t.f.batch; b != nil {
@@ -501,9 +506,6 @@ func (p *Pool[T]) deadLetters(tasks []task[T], target string, reason error) {
 			logDeadLetter(d)
 		}
 	}
-	var a after[T]
-	p.d.lost(tasks, &a)
-	a.run(p)
 }
 
 // evictions delivers the dead letters of the jobs the backlog mailbox

@@ -289,3 +289,39 @@ func TestABatchWaitsForTheDeadLettersOfItsJobsTheLastWorkerLeft(t *testing.T) {
 		assert.Error(t, p.Wait())
 	})
 }
+
+func TestADeadLetterSinkThatCallsGoexitOnAWorkerLosesNoJobCount(t *testing.T) {
+	// The only worker ends its job, lets in a blocked Submit whose job
+	// evicts the oldest from a DropOldest backlog, and takes the next job;
+	// the eviction's dead letter, delivered on the worker, calls
+	// runtime.Goexit before that job starts. The worker is gone: the job it
+	// took is dropped, not counted as run, and Wait returns.
+	synctest.Test(t, func(t *testing.T) {
+		started, release := make(chan struct{}), make(chan struct{})
+		var ran atomic.Int64
+		p := crew.NewPool(1, func(_ context.Context, n int) error {
+			ran.Add(1)
+			if n == 0 {
+				close(started)
+				<-release
+			}
+			return nil
+		}, crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1, crew.DropOldest) }),
+			crew.WithQueueSize(1), crew.WithDeadLetters(func(crew.DeadLetter) { runtime.Goexit() }))
+		ctx := context.Background()
+		require.NoError(t, p.Submit(ctx, 0))
+		<-started
+		require.NoError(t, p.Submit(ctx, 1)) // the pool is full
+		go func() { _ = p.Submit(ctx, 2) }()
+		synctest.Wait()
+		require.Equal(t, 1, crew.PoolBlocked(p))
+		close(release)
+		synctest.Wait() // the worker has let the blocked Submit in, and died
+		assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
+		s := p.Stats()
+		assert.EqualValues(t, 1, ran.Load())
+		assert.EqualValues(t, 1, s.Completed)
+		assert.EqualValues(t, 2, s.Dropped, "the evicted job and the one the worker took")
+		assert.Zero(t, s.Running+s.Queued)
+	})
+}

@@ -27,12 +27,21 @@ func (p *Pool[T]) Resize(n int) {
 	}
 	p.resizing.Lock() // only Resize changes the workers: they stay as read here
 	defer p.resizing.Unlock()
+	for !p.resize(n) {
+		// a worker died while resize made the new ones: again
+	}
+}
+
+// resize is Resize, once its lock is held. It reports false, having
+// changed nothing, if a worker died while it made the new ones: then
+// Resize tries again.
+func (p *Pool[T]) resize(n int) bool {
 	d := &p.d
 	d.mu.Lock()
 	closed, live, workers := d.drained != nil, d.live, d.workers
 	d.mu.Unlock()
 	if closed || n == live {
-		return
+		return true
 	}
 	// What grows is made before the lock is taken: the new workers, the
 	// slices that hold them. The new workers' goroutines start once they
@@ -46,11 +55,15 @@ func (p *Pool[T]) Resize(n int) {
 		}
 		bits = make([]uint64, (len(grown)+63)/64)
 	}
-	var retired []*worker[T]
+	retired := make([]*worker[T], 0, max(live-n, 0)) // the idle ones, whose channels close
 	d.mu.Lock()
-	if d.drained != nil { // Wait began meanwhile: the workers stay as they are
+	switch {
+	case d.drained != nil: // Wait began meanwhile: the workers stay as they are
 		d.mu.Unlock()
-		return
+		return true
+	case d.live != live: // a worker died meanwhile
+		d.mu.Unlock()
+		return false
 	}
 	copy(bits, d.idle.bits)
 	d.idle.bits, d.workers = bits, grown
@@ -83,6 +96,7 @@ func (p *Pool[T]) Resize(n int) {
 	for _, w := range retired {
 		close(w.jobs)
 	}
+	return true
 }
 
 // Shutdown closes p, as Wait does, and waits for every job accepted until

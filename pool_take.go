@@ -114,31 +114,50 @@ func (d *dispatcher[T]) end(g grant[T], a *after[T]) {
 	case skipped:
 		d.ownSkips++
 	}
-	switch {
-	case f.limit == 0: // no change: its runnable state does not depend on running
-	case d.keys != nil && f.running == 0 && f.q.n == 0:
-		d.keys.release(f, g.t.job)
-	default:
-		d.order.fix(f)
-	}
+	d.settle(f, g.t.job)
 	if d.waiting.first != nil {
 		d.admit(a)
 	}
 	d.checkDrained()
 }
 
-// bury takes worker w, whose job g called runtime.Goexit, out of the pool,
-// counting g out. The jobs queued at w are returned, to become dead
-// letters and, if it was the last worker, so is every job not dispatched,
-// and the blocked Submits are refused with ErrNoRoutee (left in a).
-func (d *dispatcher[T]) bury(w *worker[T], g grant[T], a *after[T]) (lost []task[T]) {
+// settle puts flow f where it belongs once one of its jobs, job, left its
+// running ones: in the order if it may run another now (a limit), out of
+// the key table if it has none (a key). d.mu is held.
+func (d *dispatcher[T]) settle(f *flow[T], job T) {
+	switch {
+	case f.limit == 0: // no change: its runnable state does not depend on running
+	case d.keys != nil && f.running == 0 && f.q.n == 0:
+		d.keys.release(f, job)
+	default:
+		d.order.fix(f)
+	}
+}
+
+// bury takes worker w, whose goroutine runtime.Goexit ended, out of the
+// pool, counting out g, the job it held: as ended if it started, else as
+// lost. The jobs left with w are returned, to become dead letters: g if
+// it had not started, those queued at w and, if w was the last worker,
+// every job not dispatched; the blocked Submits are then refused with
+// ErrNoRoutee (left in a).
+func (d *dispatcher[T]) bury(w *worker[T], g grant[T], started bool, a *after[T]) (lost []task[T]) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	w.dead = true
 	if !w.retired { // a retired worker was counted out by Resize
 		d.live--
 	}
-	d.end(g, a)
+	switch f := g.t.f; {
+	case started:
+		d.end(g, a)
+	case f != nil: // dispatched to w, not started: out of the running jobs, into the lost
+		d.running--
+		if f.batch == nil { // a batch's stays in its flow until its dead letter (see lost)
+			f.running--
+			d.settle(f, g.t.job)
+		}
+		lost = append(lost, g.t)
+	}
 	for w.pinned.n > 0 {
 		lost = append(lost, w.unqueue())
 	}
@@ -181,11 +200,13 @@ func (d *dispatcher[T]) lost(tasks []task[T], a *after[T]) {
 	d.done.dropped += int64(len(tasks))
 	for _, t := range tasks {
 		if b := t.f.batch; b != nil {
-			t.f.running-- // out of its flow, on its way to the dead letters (see bury)
+			t.f.running-- // it was counted in its flow until its dead letter (see bury)
+			d.order.fix(t.f)
 			b.lost()
 		}
 	}
 	d.admit(a)
+	d.feed(a)
 	d.checkDrained()
 	d.mu.Unlock()
 }

@@ -65,17 +65,19 @@ func (w *worker[T]) run() {
 	// The worker labels its goroutine, so that CPU profiles show which
 	// pool burns the time; goroutines its jobs start inherit them.
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("crew.pool", p.name, "crew.worker", strconv.Itoa(w.index))))
-	var g grant[T]
-	ended, returned := false, false
+	var g grant[T]    // the job the worker holds: dispatched to it, and run once started is set
+	started := false  // g's job started: next counts it out
+	returned := false // the loop returned, rather than a runtime.Goexit ending the goroutine
 	defer func() {
-		if !returned { // a job called runtime.Goexit (a panic is recovered)
-			w.died(g)
+		if !returned { // a job called runtime.Goexit (a panic is recovered), or a dead-letter sink did
+			w.died(g, started)
 		}
 	}()
 	for {
 		var a after[T]
-		next, s := p.d.next(w, g, ended, p.seesStop(), &a)
-		a.run(p)
+		next, s := p.d.next(w, g, started, p.seesStop(), &a)
+		g, started = next, false
+		a.run(p) // may call a dead-letter sink
 		switch s {
 		case retire:
 			returned = true
@@ -83,12 +85,12 @@ func (w *worker[T]) run() {
 		case park:
 			w.streak, w.since = 0, time.Time{}
 			var ok bool
-			if next, ok = <-w.jobs; !ok { // stopped by Wait, or retired while idle
+			if g, ok = <-w.jobs; !ok { // stopped by Wait, or retired while idle
 				returned = true
 				return
 			}
 		}
-		g, ended = next, true
+		started = true
 		w.do(g)
 	}
 }
@@ -167,16 +169,22 @@ func (w *worker[T]) finishInline() {
 	w.pool.inline.Add(1)
 }
 
-// died takes the worker out of its pool once its job g called
-// runtime.Goexit: the Goexit fails the job (and its batch or the pool),
-// and the jobs left with the worker become dead letters.
-func (w *worker[T]) died(g grant[T]) {
+// died takes the worker out of its pool once runtime.Goexit ended its
+// goroutine: in g's job if started (the Goexit fails it, and its batch or
+// the pool), else in a dead-letter sink, before g's job, if any, started
+// (the Goexit fails the pool). The jobs left with the worker become dead
+// letters.
+func (w *worker[T]) died(g grant[T], started bool) {
 	p := w.pool
-	p.fail(&actorError{name: w.name, err: errGoexit}, g.t.f.batch)
+	var b *Batch[T]
+	if started {
+		b = g.t.f.batch
+	}
+	p.fail(&actorError{name: w.name, err: errGoexit}, b)
 	var a after[T]
-	lost := p.d.bury(w, g, &a)
-	p.deadLetters(lost, w.name, errGoexit)
+	lost := p.d.bury(w, g, started, &a)
 	a.run(p)
+	p.deadLetters(lost, w.name, errGoexit)
 }
 
 // workerIndex reports the worker's index in its pool (for tests).
