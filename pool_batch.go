@@ -158,11 +158,19 @@ func (b *Batch[T]) Wait() error {
 		panic("crew: Batch.Wait: the Batch was not made by Pool.NewBatch")
 	}
 	d := &b.pool.d
-	ch := make(chan struct{})
 	d.mu.Lock()
 	var refused *waiter[task[T]]
 	if b.drained == nil {
-		b.drained = ch
+		if b.held() == 0 {
+			b.drained = closedChan // nothing to wait for: no channel to make under the lock
+		} else {
+			d.mu.Unlock()
+			ch := make(chan struct{})
+			d.mu.Lock()
+			if b.drained == nil {
+				b.drained = ch
+			}
+		}
 		refused = d.extract(b)
 		b.release()
 	}

@@ -43,6 +43,14 @@ func (b *Batch[T]) lost() {
 	b.release()
 }
 
+// closedChan is a closed channel: a batch's drained when its Wait finds no
+// job to wait for.
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
 // release closes drained once Wait began and no job of the batch is held.
 // d.mu is held.
 func (b *Batch[T]) release() {
