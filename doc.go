@@ -31,14 +31,14 @@
 // # Choosing a mailbox
 //
 //	type             bound  order                   cost        use it for
-//	Unbounded        no     FIFO                    0.60x       the default: any traffic, shallow or deep
-//	Segmented        no     FIFO                    1.16x       deep or bursty fan-in, large messages: never copies to grow
+//	Unbounded        no     FIFO                    0.57x       the default: any traffic, shallow or deep
+//	Segmented        no     FIFO                    1.43x       deep or bursty fan-in, large messages: never copies to grow
 //	Bounded          yes    FIFO                    0.88x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
-//	Chan             yes    FIFO                    1.79x       a plain buffered channel behind the interface; a baseline
-//	Fair             no     round robin per key,    1.73x       many senders (tenants, sessions) sharing one consumer
+//	Chan             yes    FIFO                    1.97x       a plain buffered channel behind the interface; a baseline
+//	Fair             no     round robin per key,    1.60x       many senders (tenants, sessions) sharing one consumer
 //	                        FIFO within a key
-//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (5.5x)
-//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (5.4x)
+//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (4.6x)
+//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (4.8x)
 //
 // The cost is the time of one message from a producer goroutine to a
 // consumer goroutine that is woken through a channel when it finds the
@@ -226,24 +226,24 @@
 // bench/results/report.md, which measures crew side by side with
 // errgroup, conc, ants, pond and hand-written pools and checks crew's
 // performance targets (2-core Intel Xeon; ratios, since the machine's speed
-// drifts). A no-op job through a pool of 8 workers costs 1.26x what it
+// drifts). A no-op job through a pool of 8 workers costs 0.94x what it
 // costs through a hand-written pool of goroutines reading one channel of 8
-// with one submitter, and 2.47x with eight (that pool has no error
+// with one submitter, and 1.89x with eight (that pool has no error
 // handling, panic recovery or order guarantee); given the room of a
-// channel of 1024 (WithQueueSize), 2.57x a pool reading that channel. It
-// is 2.8x faster than errgroup with SetLimit with one submitter and 1.2x
+// channel of 1024 (WithQueueSize), 1.80x a pool reading that channel. It
+// is 4.4x faster than errgroup with SetLimit with one submitter and 1.6x
 // with eight, and allocates nothing (errgroup 2 allocations per job). With
 // GOMAXPROCS 8 and 16 on those 2 CPUs, as in a container with a CPU quota,
-// it costs 2.1-2.7x the channel pool with one submitter and 4.8-5.2x with
-// eight. Through a batch a job costs 1.11x (one submitter) and 1.26x
+// it costs 1.9-2.0x the channel pool with one submitter and 3.8-3.9x with
+// eight. Through a batch a job costs 1.44x (one submitter) and 1.08x
 // (eight) what it costs through the pool, allocating nothing; an empty
-// batch, NewBatch and Wait, costs 780 ns and 4 allocations. With uneven
-// jobs a burst finishes in 1.003x a shared queue's time and a stream at
-// 80% and 90% load sees 1.01x and 0.88x its p99 time in system. A message
-// told to an actor, from Tell to the handler's return, costs 0.50x (one
-// producer) and 0.85x (four) what it costs through a goroutine ranging over
+// batch, NewBatch and Wait, costs 586 ns and 3 allocations. With uneven
+// jobs a burst finishes in 1.000x a shared queue's time and a stream at
+// 80% and 90% load sees 0.97x and 1.00x its p99 time in system. A message
+// told to an actor, from Tell to the handler's return, costs 0.52x (one
+// producer) and 1.35x (four) what it costs through a goroutine ranging over
 // a buffered channel of 1024, with no allocation (protoactor-go's actor:
 // 2.5x and 3.5x, one allocation); with a Bounded(1024, Backpressure)
-// mailbox 0.73x and 1.58x. Mailbox costs are in the table above; an idle
-// actor adds 385 bytes to its goroutine.
+// mailbox 0.77x and 2.28x. Mailbox costs are in the table above; an idle
+// actor adds 383 bytes to its goroutine.
 package crew

@@ -38,7 +38,7 @@ import (
 //   - Blocked Submits wait in a FIFO list; the room a job's end frees goes
 //     to the first of them, before any new Submit can take it.
 type dispatcher[T any] struct {
-	mu sync.Mutex // guards the fields below, the flows, and the fields of Batch and worker that say so
+	mu dispatchLock // guards the fields below, the flows, and the fields of Batch and worker that say so
 
 	held       int               // jobs accepted and not ended
 	limit      int               // the most jobs held at once; 0: no bound of the pool's own
