@@ -543,3 +543,39 @@ func ExampleMapBatch() {
 	fmt.Println(lengths, err)
 	// Output: [1 2 3] <nil>
 }
+
+// WithFairShare shares a long-lived pool's workers between its batches by
+// the time their jobs run: a request that queues 100 jobs does not hold
+// back one that comes after it with a single job. Here one worker is held
+// while both requests queue their jobs; once it is free, the small
+// request's job runs second, not 101st.
+func ExampleWithFairShare() {
+	p := crew.NewGroup(1, crew.WithFairShare(), crew.WithQueueSize(200))
+	ctx := context.Background()
+	release := make(chan struct{})
+	_ = p.Submit(ctx, func(context.Context) error { <-release; return nil }) // holds the worker
+
+	var mu sync.Mutex
+	var order []string
+	job := func(name string) crew.Job {
+		return func(context.Context) error {
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			return nil
+		}
+	}
+	big, bctx := p.NewBatch(ctx, crew.WithTenant("bulk-importer"))
+	for range 100 {
+		_ = big.Submit(bctx, job("big"))
+	}
+	small, sctx := p.NewBatch(ctx, crew.WithTenant("web"))
+	_ = small.Submit(sctx, job("small"))
+
+	close(release)
+	_ = small.Wait()
+	_ = big.Wait()
+	_ = p.Wait()
+	fmt.Println(order[:3], len(order))
+	// Output: [big small big] 101
+}

@@ -36,7 +36,22 @@ func PoolBlocked[T any](p *Pool[T]) int {
 	for w := p.d.waiting.first; w != nil; w = w.next {
 		n++
 	}
+	if p.d.fair != nil {
+		for _, s := range p.d.fair.blocked.h {
+			for w := s.waiting.first; w != nil; w = w.next {
+				n++
+			}
+		}
+	}
 	return n
+}
+
+// PoolTenants reports how many tenants' shares p, a pool WithFairShare,
+// keeps.
+func PoolTenants[T any](p *Pool[T]) int {
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	return len(p.d.fair.tenants)
 }
 
 // PoolIdle reports how many of p's workers are idle.

@@ -31,6 +31,9 @@ const (
 	optCancelOnError
 	optAllErrors
 	optLimit
+	optFairShare
+	optTenant
+	optWeight
 )
 
 // optNames names each option for the panics of only, in bit order, with
@@ -47,6 +50,9 @@ var optNames = [...]string{
 	"WithCancelOnError (for pools)",
 	"WithAllErrors (for pools and batches)",
 	"WithLimit (for batches)",
+	"WithFairShare (for NewPool, NewGroup and WithContext)",
+	"WithTenant (for batches)",
+	"WithWeight (for batches)",
 }
 
 // Which options each kind of constructor takes.
@@ -54,8 +60,8 @@ const (
 	actorOpts  = optName | optMailbox | optDeadLetters | optErrorHandler
 	routerOpts = actorOpts | optStrategy | optKey
 	poolOpts   = optName | optMailbox | optDeadLetters | optStrategy | optQueueSize | optKey |
-		optParent | optCancelOnError | optAllErrors
-	batchOpts = optAllErrors | optDeadLetters | optLimit
+		optParent | optCancelOnError | optAllErrors | optFairShare
+	batchOpts = optAllErrors | optDeadLetters | optLimit | optTenant | optWeight
 )
 
 // only panics if an option outside allowed was given to fn.
@@ -85,9 +91,12 @@ type options struct {
 	parent        context.Context
 	cancelOnError bool
 	allErrors     bool
+	fairShare     bool
 
 	// batches only
-	limit int
+	limit  int
+	tenant string
+	weight int
 }
 
 func collect(opts []Option) options {

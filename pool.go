@@ -102,8 +102,9 @@ type Pool[T any] struct {
 // Options: WithName (the pool's name, "pool-1" by default; workers are
 // name-0, name-1, ...), WithStrategy, WithMailbox (the backlog, such as a
 // priority mailbox for urgent jobs first), WithQueueSize, WithKey or
-// WithConsistentHash, WithParent, WithCancelOnError, WithAllErrors and
-// WithDeadLetters. NewPool panics if workers is less than 1, handle is nil,
+// WithConsistentHash, WithParent, WithCancelOnError, WithAllErrors,
+// WithDeadLetters and WithFairShare (batches share the workers by run
+// time). NewPool panics if workers is less than 1, handle is nil,
 // or an option does not apply to a pool; it checks everything before it
 // starts anything.
 func NewPool[T any](workers int, handle func(context.Context, T) error, opts ...Option) *Pool[T] {
@@ -131,6 +132,13 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		refused:       make(chan struct{}),
 	}
 	d := &p.d
+	if o.fairShare && (o.keyed != nil || o.newMailbox != nil) {
+		panic("crew: WithFairShare shares the workers between batches, and a pool with WithKey, WithConsistentHash or WithMailbox takes none")
+	}
+	d.order = newOrder[T]()
+	if o.fairShare {
+		d.fair = newFairness(&d.own)
+	}
 	if o.keyed != nil {
 		d.keys, d.pin = keyedFor[T](o, "pool", "jobs")
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strconv"
 	"sync/atomic"
+	"time"
 )
 
 // ErrBatchClosed is returned by a Batch's Submit (and TrySubmit, as false)
@@ -47,6 +48,7 @@ type Batch[T any] struct {
 
 	// Guarded by the pool's dispatcher lock.
 	flow       flow[T]       // the batch's jobs not ended: queued, running, and its limit
+	ran        int64         // WithFairShare: the run time (ns) of its jobs that ended
 	stop       error         // the cause of the batch context's end, once a dispatch saw it: its jobs not dispatched are skipped
 	done       jobCounts     // the jobs that ended
 	drained    chan struct{} // made by Wait, which closes the batch; closed once no job of the batch is held
@@ -63,8 +65,10 @@ type Batch[T any] struct {
 // their own Submits (see Submit): its Done, Err and Cause are the batch's.
 //
 // Options: WithLimit (at most n of the batch's jobs run at once),
-// WithAllErrors (Wait returns every error, joined) and WithDeadLetters (the
-// sink of the batch's skipped jobs; by default the pool's). NewBatch panics
+// WithAllErrors (Wait returns every error, joined), WithDeadLetters (the
+// sink of the batch's skipped jobs; by default the pool's), and on a pool
+// WithFairShare, WithTenant and WithWeight (the batch's share of the
+// workers; NewBatch panics if they are given to a batch of another pool). NewBatch panics
 // if ctx is nil, an option does not apply to a batch, or p has a backlog of
 // its own or keys (WithMailbox, WithKey, WithConsistentHash), which batches
 // do not support. After p's Wait (or Shutdown) began, the batch's Submit
@@ -89,11 +93,21 @@ func (p *Pool[T]) NewBatch(ctx context.Context, opts ...Option) (*Batch[T], cont
 		b.sink = p.sink
 	}
 	b.flow = flow[T]{limit: o.limit, batch: b, q: ring[prioItem[T]]{bufs: p.d.own.q.bufs}}
+	var s *share[T]
+	switch {
+	case p.d.fair != nil:
+		s = newShare[T](max(o.weight, 1)) // made before the lock; unused if the tenant has a share
+	case o.set&(optTenant|optWeight) != 0:
+		panic("crew: NewBatch: WithTenant and WithWeight need a pool made WithFairShare")
+	}
 	var bctx context.Context
 	bctx, b.cancel = context.WithCancelCause(ctx)
 	b.jobCtx = jobContext{bctx, b}
 	p.d.mu.Lock()
 	p.d.batches.push(b)
+	if s != nil {
+		p.d.fair.join(&b.flow, s, o.tenant, int(s.weight))
+	}
 	p.d.mu.Unlock()
 	return b, bctx
 }
@@ -181,7 +195,9 @@ func (b *Batch[T]) Wait() error {
 	// The batch stays in the pool's list while its jobs run, so that
 	// Shutdown cancels them.
 	d.mu.Lock()
-	d.batches.remove(b)
+	if d.batches.remove(b) && d.fair != nil {
+		d.fair.leave(&b.flow)
+	}
 	err := b.outcome()
 	d.mu.Unlock()
 	b.cancel(nil)
@@ -233,6 +249,12 @@ type BatchStats struct {
 	Dropped   int64 // jobs left behind when every worker of the pool died (each job that called runtime.Goexit ends its worker)
 	Inline    int64 // jobs submitted by a job of the batch while the pool was full, so run inline
 	Limit     int   // the batch's WithLimit, or 0
+
+	// RunTime is the time its jobs that ended ran (Inline ones aside), in
+	// a pool WithFairShare, which measures it to share the workers; 0 in
+	// other pools. The RunTime of a tenant's batches, summed, is the
+	// tenant's service.
+	RunTime time.Duration
 }
 
 // Stats returns a snapshot of the batch's counters. It takes the pool's
@@ -247,6 +269,7 @@ func (b *Batch[T]) Stats() BatchStats {
 	s.Queued, s.Running = b.flow.queued(), b.flow.running
 	s.Completed = b.done.completed + s.Inline
 	s.Canceled, s.Dropped = b.done.canceled, b.done.dropped
+	s.RunTime = time.Duration(b.ran)
 	d.mu.Unlock()
 	s.Submitted = s.Completed + s.Canceled + s.Dropped + int64(s.Queued+s.Running)
 	return s

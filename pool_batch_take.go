@@ -128,10 +128,11 @@ func (l *batchList[T]) push(b *Batch[T]) {
 	l.n++
 }
 
-// remove takes b off the list, if it is there.
-func (l *batchList[T]) remove(b *Batch[T]) {
+// remove takes b off the list, if it is there, and reports whether it
+// was.
+func (l *batchList[T]) remove(b *Batch[T]) bool {
 	if b.prev == nil && l.first != b {
-		return
+		return false
 	}
 	if b.prev == nil {
 		l.first = b.next
@@ -143,4 +144,5 @@ func (l *batchList[T]) remove(b *Batch[T]) {
 	}
 	b.prev, b.next = nil, nil
 	l.n--
+	return true
 }

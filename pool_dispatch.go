@@ -23,7 +23,9 @@ import (
 //     were queued; within a flow, in its order. So with the default FIFO
 //     backlog, a job whose Submit returned before another's began is
 //     dispatched first, among the jobs that may run (a flow at its limit,
-//     a busy key, may not).
+//     a busy key, may not). With WithFairShare, the flows are grouped in
+//     shares, and the share furthest behind goes first (see fairness);
+//     within a share, jobs go in the order they were queued.
 //   - Once a dispatch sees the pool's context done (stop), it and every
 //     later one skip their job, and Submit refuses: no job is skipped while
 //     a job dispatched after it runs. The pool's own cancellation (the
@@ -35,8 +37,9 @@ import (
 //     its dead letter, for one that never ran), so Wait, which waits for
 //     held to reach 0 after it closed the pool, returns after the end of
 //     every job accepted before it closed and of every job those submitted.
-//   - Blocked Submits wait in a FIFO list; the room a job's end frees goes
-//     to the first of them, before any new Submit can take it.
+//   - Blocked Submits wait in a FIFO list (with WithFairShare, one per
+//     share); the room a job's end frees goes to the first of them (of the
+//     share furthest behind), before any new Submit can take it.
 type dispatcher[T any] struct {
 	mu dispatchLock // guards the fields below, the flows, and the fields of Batch and worker that say so
 
@@ -44,13 +47,15 @@ type dispatcher[T any] struct {
 	limit      int               // the most jobs held at once; 0: no bound of the pool's own
 	running    int               // jobs dispatched and not ended
 	own        flow[T]           // the pool's own jobs: its backlog
-	order      order[T]          // the runnable flows
+	order      order[T]          // the runnable flows, first come first served
+	fair       *fairness[T]      // WithFairShare: the runnable flows, by share, instead of order
+	seq        uint64            // the number of the last job queued (or Submit blocked, with fair)
 	keys       keyFlows[T]       // WithKey: a flow per key with jobs, each with a limit of 1
 	pin        keyPin[T]         // WithConsistentHash: jobs queue at their key's worker
 	idle       idleSet           // the workers waiting for a job
 	workers    []*worker[T]      // every worker but the retired ones, in order
 	live       int               // workers neither dead nor retired
-	waiting    waitList[task[T]] // Submits blocked on a full pool, oldest first
+	waiting    waitList[task[T]] // Submits blocked on a full pool, oldest first (with fair, in their shares)
 	stop       error             // the cause of the pool context's end, once a dispatch saw it: from then on every dispatch skips
 	drained    chan struct{}     // made by Wait, which closes the pool; closed once no job is held
 	done       jobCounts         // the jobs that ended (counted under the lock, with held)
@@ -149,7 +154,7 @@ func (d *dispatcher[T]) offer(t task[T], mode offerMode, waiters *sync.Pool, sto
 	case b != nil && b.seesDone():
 		return batchEnded, nil, nil
 	}
-	if d.limit > 0 && d.held >= d.limit || d.waiting.first != nil {
+	if d.limit > 0 && d.held >= d.limit || d.blocked() {
 		switch {
 		case mode == mayWait:
 			return d.enlist(t, waiters)
@@ -177,7 +182,11 @@ func (d *dispatcher[T]) enlist(t task[T], waiters *sync.Pool) (verdict, *waiter[
 		return noWaiter, nil, nil
 	}
 	w.msg = t
-	d.waiting.push(w)
+	if d.fair != nil {
+		d.fair.block(w, d.number())
+	} else {
+		d.waiting.push(w)
+	}
 	return waiting, w, nil
 }
 
@@ -198,11 +207,13 @@ func (d *dispatcher[T]) place(t task[T], a *after[T]) error {
 			d.idle.remove(w.index)
 			a.grant(w, d.pinned(w))
 		}
-	case d.idle.n > 0 && d.order.first() == nil && f.free():
+	case d.idle.n > 0 && d.first() == nil && f.free():
 		// Workers take from the order before they go idle: if one is idle,
 		// no job may run before t.
-		d.dispatched(t)
-		a.grant(d.takeIdle(), grant[T]{t: t})
+		if f.share != nil {
+			d.fair.wake(f.share, d.number()) // a job that never waits backlogs its share too, for an instant
+		}
+		a.grant(d.takeIdle(), grant[T]{t: t, est: d.dispatched(t)})
 	case f.mb != nil:
 		n := len(f.evicted)
 		switch err := f.mb.Enqueue(canceledCtx, t.job); {
@@ -217,9 +228,12 @@ func (d *dispatcher[T]) place(t task[T], a *after[T]) error {
 		d.backlogged++
 		d.order.fix(f)
 	default:
-		f.push(t.job, d.order.number())
+		if f.share != nil {
+			d.fair.wake(f.share, d.number())
+		}
+		f.push(t.job, d.number())
 		d.backlogged++
-		d.order.fix(f)
+		d.fix(f)
 	}
 	d.held++
 	return nil
@@ -233,15 +247,46 @@ var canceledCtx = func() context.Context {
 }()
 
 // dispatched counts t out of its flow's waiting jobs and into the running
-// ones. d.mu is held.
-func (d *dispatcher[T]) dispatched(t task[T]) {
+// ones, and returns the run time its share was charged for it, with
+// WithFairShare. d.mu is held.
+func (d *dispatcher[T]) dispatched(t task[T]) (est int64) {
 	t.f.running++
 	d.running++
+	if s := t.f.share; s != nil {
+		est = d.fair.charge(s)
+	}
+	return est
+}
+
+// number numbers a job queued now, or a Submit blocked: later ones have
+// higher numbers. d.mu is held.
+func (d *dispatcher[T]) number() uint64 {
+	d.seq++
+	return d.seq
+}
+
+// first returns the runnable flow whose job is dispatched next, or nil if
+// none is runnable. d.mu is held.
+func (d *dispatcher[T]) first() *flow[T] {
+	if d.fair != nil {
+		return d.fair.first()
+	}
+	return d.order.first()
+}
+
+// fix puts f where it belongs in the order after its jobs or its running
+// count changed. d.mu is held.
+func (d *dispatcher[T]) fix(f *flow[T]) {
+	if f.share != nil {
+		d.fair.fix(f)
+	} else {
+		d.order.fix(f)
+	}
 }
 
 // admit hands free room to the blocked Submits, oldest first. d.mu is held.
 func (d *dispatcher[T]) admit(a *after[T]) {
-	for w := d.waiting.first; w != nil; w = d.waiting.first {
+	for w := d.nextBlocked(); w != nil; w = d.nextBlocked() {
 		if d.limit > 0 && d.held >= d.limit || d.stop != nil || d.live == 0 {
 			return // once the context is done, refuseAll answers them; bury, once no worker is left
 		}
@@ -251,7 +296,7 @@ func (d *dispatcher[T]) admit(a *after[T]) {
 		} else if err = d.place(w.msg, a); err == errWouldBlock {
 			return
 		}
-		d.waiting.remove(w)
+		d.unblock(w)
 		w.msg, w.err = task[T]{}, err
 		a.reply(w)
 	}
@@ -265,14 +310,53 @@ func (d *dispatcher[T]) withdraw(w *waiter[task[T]]) bool {
 	if !w.queued {
 		return false
 	}
-	d.waiting.remove(w)
+	d.unblock(w)
 	w.msg = task[T]{}
 	return true
+}
+
+// blocked reports whether a Submit is blocked. d.mu is held.
+func (d *dispatcher[T]) blocked() bool {
+	if d.fair != nil {
+		return d.fair.blocked.len() > 0
+	}
+	return d.waiting.first != nil
+}
+
+// nextBlocked returns the blocked Submit that the room a job frees goes
+// to: the oldest, or with WithFairShare, the oldest of the share furthest
+// behind. d.mu is held.
+func (d *dispatcher[T]) nextBlocked() *waiter[task[T]] {
+	if d.fair != nil {
+		return d.fair.nextBlocked()
+	}
+	return d.waiting.first
+}
+
+// unblock takes w, which is queued, off the blocked Submits. d.mu is held.
+func (d *dispatcher[T]) unblock(w *waiter[task[T]]) {
+	if d.fair != nil {
+		d.fair.unblock(w)
+	} else {
+		d.waiting.remove(w)
+	}
+}
+
+// detachBlocked takes every blocked Submit off, to be refused once the
+// lock is released. d.mu is held.
+func (d *dispatcher[T]) detachBlocked() *waiter[task[T]] {
+	if d.fair != nil {
+		return d.fair.detach()
+	}
+	return d.waiting.detach()
 }
 
 // extract takes the blocked Submits of batch b off the list, to be
 // refused once the lock is released. d.mu is held.
 func (d *dispatcher[T]) extract(b *Batch[T]) *waiter[task[T]] {
+	if d.fair != nil {
+		return d.fair.extract(&b.flow)
+	}
 	return d.waiting.extract(func(w *waiter[task[T]]) bool { return w.msg.f == &b.flow })
 }
 
@@ -305,7 +389,7 @@ func (d *dispatcher[T]) close(drained chan struct{}) (*waiter[task[T]], <-chan s
 		return nil, d.drained
 	}
 	d.drained = drained
-	list := d.waiting.detach()
+	list := d.detachBlocked()
 	d.checkDrained()
 	return list, drained
 }
@@ -341,7 +425,7 @@ func (d *dispatcher[T]) stopAll(cause error) *waiter[task[T]] {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.noteStop(cause)
-	return d.waiting.detach()
+	return d.detachBlocked()
 }
 
 // refuse answers a detached list of blocked Submits with err.

@@ -16,8 +16,9 @@ import (
 // because ctx ended.
 //
 // Map takes the options of NewPool but WithMailbox, WithKey,
-// WithConsistentHash and WithParent, which do not apply: its jobs are
-// indexes into inputs, and ctx is their parent. It panics if ctx or f is
+// WithConsistentHash, WithParent and WithFairShare, which do not apply: its
+// jobs are indexes into inputs, ctx is their parent, and it has no
+// batches. It panics if ctx or f is
 // nil or workers is less than 1. Each result is written by one worker and
 // read after all of them have stopped: R needs no locking.
 func Map[T, R any](ctx context.Context, workers int, inputs []T, f func(context.Context, T) (R, error), opts ...Option) ([]R, error) {
@@ -31,7 +32,7 @@ func Map[T, R any](ctx context.Context, workers int, inputs []T, f func(context.
 		panic("crew: Map: nil function")
 	}
 	o := collect(opts)
-	o.only("Map", poolOpts&^(optMailbox|optKey|optParent))
+	o.only("Map", poolOpts&^(optMailbox|optKey|optParent|optFairShare))
 	o.parent, o.cancelOnError = ctx, true
 	out := make([]R, len(inputs))
 	p := newPool(min(workers, max(len(inputs), 1)), func(ctx context.Context, i int) error {
@@ -71,7 +72,8 @@ func results[R any](ctx context.Context, out []R, err, refused error) ([]R, erro
 // cancels it, skipping the inputs not yet started, and MapBatch returns nil
 // and that error once the calls in progress have returned. If ctx ends
 // first, it returns nil and context.Cause(ctx). opts are the batch's
-// (WithLimit, WithAllErrors, WithDeadLetters). It panics if ctx, p or f is
+// (WithLimit, WithAllErrors, WithDeadLetters, and on a pool WithFairShare,
+// WithTenant and WithWeight). It panics if ctx, p or f is
 // nil.
 func MapBatch[T, R any](ctx context.Context, p *Pool[Job], inputs []T, f func(context.Context, T) (R, error), opts ...Option) ([]R, error) {
 	if ctx == nil {

@@ -9,6 +9,8 @@ package crew
 type grant[T any] struct {
 	t    task[T]
 	skip error
+	est  int64 // WithFairShare: the run time (ns) the job's share was charged as it was dispatched
+	ran  int64 // WithFairShare: the job's run time (ns), measured by its worker
 }
 
 // What a worker does after next.
@@ -39,7 +41,7 @@ func (d *dispatcher[T]) next(w *worker[T], g grant[T], ended bool, stop error, a
 		d.feed(a) // what its last job freed goes to an idle worker
 		return grant[T]{}, retire
 	}
-	if f := d.order.first(); f != nil {
+	if f := d.first(); f != nil {
 		g := d.take(f, a)
 		d.feed(a)
 		return g, runNext
@@ -52,12 +54,12 @@ func (d *dispatcher[T]) next(w *worker[T], g grant[T], ended bool, stop error, a
 // held.
 func (d *dispatcher[T]) take(f *flow[T], a *after[T]) grant[T] {
 	t := task[T]{job: f.pop(), f: f}
-	d.dispatched(t)
-	d.order.fix(f)
+	est := d.dispatched(t)
+	d.fix(f)
 	if f.mb != nil && d.waiting.first != nil {
 		d.admit(a) // room opened in the mailbox
 	}
-	return grant[T]{t: t, skip: d.skipping(f)}
+	return grant[T]{t: t, skip: d.skipping(f), est: est}
 }
 
 // skipping returns why a job of f dispatched now is skipped, or nil: the
@@ -81,7 +83,7 @@ func (d *dispatcher[T]) pinned(w *worker[T]) grant[T] {
 // ended, Resize, or a worker's death made jobs runnable. d.mu is held.
 func (d *dispatcher[T]) feed(a *after[T]) {
 	for d.idle.n > 0 {
-		f := d.order.first()
+		f := d.first()
 		if f == nil {
 			return
 		}
@@ -114,8 +116,14 @@ func (d *dispatcher[T]) end(g grant[T], a *after[T]) {
 	case skipped:
 		d.ownSkips++
 	}
+	if s := f.share; s != nil {
+		d.fair.settle(s, g.est, g.ran)
+		if f.batch != nil {
+			f.batch.ran += g.ran
+		}
+	}
 	d.settle(f, g.t.job)
-	if d.waiting.first != nil {
+	if d.blocked() {
 		d.admit(a)
 	}
 	d.checkDrained()
@@ -130,7 +138,7 @@ func (d *dispatcher[T]) settle(f *flow[T], job T) {
 	case d.keys != nil && f.running == 0 && f.q.n == 0:
 		d.keys.release(f, job)
 	default:
-		d.order.fix(f)
+		d.fix(f)
 	}
 }
 
@@ -152,6 +160,9 @@ func (d *dispatcher[T]) bury(w *worker[T], g grant[T], started bool, a *after[T]
 		d.end(g, a)
 	case f != nil: // dispatched to w, not started: out of the running jobs, into the lost
 		d.running--
+		if f.share != nil {
+			d.fair.settle(f.share, g.est, 0)
+		}
 		if f.batch == nil { // a batch's stays in its flow until its dead letter (see lost)
 			f.running--
 			d.settle(f, g.t.job)
@@ -176,7 +187,7 @@ func (d *dispatcher[T]) bury(w *worker[T], g grant[T], started bool, a *after[T]
 				f.running++ // its batch's Wait waits for its dead letter too (see lost)
 			}
 		}
-		d.order.fix(f)
+		d.fix(f)
 		if d.keys != nil && f.running == 0 && f.q.n == 0 {
 			d.keys.release(f, job)
 		}
@@ -188,7 +199,7 @@ func (d *dispatcher[T]) bury(w *worker[T], g grant[T], started bool, a *after[T]
 	if d.keys != nil {
 		d.keys.each(drain)
 	}
-	a.noRoutee = d.waiting.detach()
+	a.noRoutee = d.detachBlocked()
 	return lost
 }
 
@@ -201,7 +212,7 @@ func (d *dispatcher[T]) lost(tasks []task[T], a *after[T]) {
 	for _, t := range tasks {
 		if b := t.f.batch; b != nil {
 			t.f.running-- // it was counted in its flow until its dead letter (see bury)
-			d.order.fix(t.f)
+			d.fix(t.f)
 			b.lost()
 		}
 	}

@@ -37,8 +37,8 @@ type worker[T any] struct {
 	queued  atomic.Int64 // the length of pinned, for Stats
 
 	// Used by the worker's goroutine only.
-	streak int       // jobs run since the worker was idle, or since share last looked
-	since  time.Time // when share began to time the worker's streak
+	streak int       // jobs run since the worker was idle, or since yield last looked
+	since  time.Time // when yield began to time the worker's streak
 	_      [64]byte  // keeps workers off each other's cache lines
 }
 
@@ -65,9 +65,15 @@ func (w *worker[T]) run() {
 	// The worker labels its goroutine, so that CPU profiles show which
 	// pool burns the time; goroutines its jobs start inherit them.
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("crew.pool", p.name, "crew.worker", strconv.Itoa(w.index))))
-	var g grant[T]    // the job the worker holds: dispatched to it, and run once started is set
-	started := false  // g's job started: next counts it out
-	returned := false // the loop returned, rather than a runtime.Goexit ending the goroutine
+	// A pool WithFairShare charges each job's share its run time. Since
+	// reads the monotonic clock alone, for a Time that holds its reading:
+	// half the cost of Now.
+	timed := p.d.fair != nil
+	epoch := time.Now()
+	var clock time.Duration // timed: when (since epoch) g's job started
+	var g grant[T]          // the job the worker holds: dispatched to it, and run once started is set
+	started := false        // g's job started: next counts it out
+	returned := false       // the loop returned, rather than a runtime.Goexit ending the goroutine
 	defer func() {
 		if !returned { // a job called runtime.Goexit (a panic is recovered), or a dead-letter sink did
 			w.died(g, started)
@@ -89,9 +95,19 @@ func (w *worker[T]) run() {
 				returned = true
 				return
 			}
+			if timed {
+				clock = time.Since(epoch)
+			}
 		}
 		started = true
 		w.do(g)
+		if timed {
+			// The end of a job is the start of the next, but for a worker
+			// that parked: one read of the clock per job, which charges a
+			// job the dispatcher's turn that gave it to the worker too.
+			now := time.Since(epoch)
+			g.ran, clock = int64(now-clock), now
+		}
 	}
 }
 
@@ -128,8 +144,8 @@ func (w *worker[T]) do(g grant[T]) {
 		}
 		return
 	}
-	if w.streak++; w.streak == shareEvery {
-		w.share()
+	if w.streak++; w.streak == yieldEvery {
+		w.yield()
 	}
 	defer w.finish(b)
 	ctx := w.ctx
@@ -190,28 +206,28 @@ func (w *worker[T]) died(g grant[T], started bool) {
 // workerIndex reports the worker's index in its pool (for tests).
 func (w *worker[T]) workerIndex() int { return w.index }
 
-// shareEvery is how many jobs a worker runs between two looks at the
-// clock, and shareAfter how long it runs jobs without a break before it
-// yields the processor (see share). A look costs a read of the clock, under
+// yieldEvery is how many jobs a worker runs between two looks at the
+// clock, and yieldAfter how long it runs jobs without a break before it
+// yields the processor (see yield). A look costs a read of the clock, under
 // 2 ns a job; a yield a trip through the scheduler.
 const (
-	shareEvery = 16
-	shareAfter = 250 * time.Microsecond
+	yieldEvery = 16
+	yieldAfter = 250 * time.Microsecond
 )
 
-// share yields the processor once the worker has run jobs without a break
-// for shareAfter, to the other workers (and goroutines) waiting for one:
+// yield yields the processor once the worker has run jobs without a break
+// for yieldAfter, to the other workers (and goroutines) waiting for one:
 // Go preempts a goroutine only after 10 ms, and a worker whose backlog
 // never empties would otherwise keep its processor that long while other
 // workers, one perhaps holding a job granted to it, wait, and the workers
 // would share the jobs unevenly.
-func (w *worker[T]) share() {
+func (w *worker[T]) yield() {
 	w.streak = 0
 	now := time.Now()
 	switch {
 	case w.since.IsZero():
 		w.since = now
-	case now.Sub(w.since) >= shareAfter:
+	case now.Sub(w.since) >= yieldAfter:
 		w.since = now
 		runtime.Gosched()
 	}

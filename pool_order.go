@@ -1,0 +1,104 @@
+package crew
+
+// An order holds runnable flows and picks the one whose job is dispatched
+// next: the flow whose oldest job was queued first, so that across flows
+// jobs are dispatched in the order they were queued (first come, first
+// served). A pool has one; in a pool WithFairShare, each share has one,
+// which orders the share's flows. It costs O(log flows) per change, O(1)
+// for an order of one flow. The dispatcher's lock guards it.
+type order[T any] struct{ heapOf[*flow[T]] }
+
+func newOrder[T any]() order[T] {
+	return order[T]{heapOf[*flow[T]]{
+		less: func(a, b *flow[T]) bool { return a.head() < b.head() },
+		at:   func(f *flow[T]) *int { return &f.at },
+	}}
+}
+
+// fix puts f where it belongs after its jobs or its running count changed:
+// in the order if it is runnable, in its place by its head; out of it if
+// not.
+func (o *order[T]) fix(f *flow[T]) { o.heapOf.fix(f, f.runnable()) }
+
+// A heapOf is a binary min-heap of pointers by less, each of which knows
+// its place in it (at: 1 + its index, 0 while it is out of the heap), so
+// that one whose key changed moves in O(log n).
+type heapOf[E comparable] struct {
+	h    []E
+	less func(a, b E) bool
+	at   func(e E) *int
+}
+
+func (q *heapOf[E]) len() int { return len(q.h) }
+
+// first returns the element that comes first, or the zero E if there is
+// none.
+func (q *heapOf[E]) first() E {
+	if len(q.h) == 0 {
+		var zero E
+		return zero
+	}
+	return q.h[0]
+}
+
+// fix puts e where it belongs after its key changed: in the heap, in its
+// place, if in; out of the heap if not.
+func (q *heapOf[E]) fix(e E, in bool) {
+	at := q.at(e)
+	switch was := *at > 0; {
+	case in && was:
+		if i := *at - 1; !q.up(i) {
+			q.down(i)
+		}
+	case in:
+		q.h = append(q.h, e)
+		*at = len(q.h)
+		q.up(len(q.h) - 1)
+	case was:
+		i, last := *at-1, len(q.h)-1
+		q.swap(i, last)
+		var zero E
+		q.h[last], q.h = zero, q.h[:last]
+		*at = 0
+		if i < last && !q.up(i) {
+			q.down(i)
+		}
+	}
+}
+
+func (q *heapOf[E]) swap(i, j int) {
+	q.h[i], q.h[j] = q.h[j], q.h[i]
+	*q.at(q.h[i]), *q.at(q.h[j]) = i+1, j+1
+}
+
+// up moves the element at i towards the root while it comes before its
+// parent, and reports whether it moved.
+func (q *heapOf[E]) up(i int) bool {
+	moved := false
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !q.less(q.h[i], q.h[parent]) {
+			break
+		}
+		q.swap(i, parent)
+		i, moved = parent, true
+	}
+	return moved
+}
+
+func (q *heapOf[E]) down(i int) {
+	for n := len(q.h); ; {
+		first := 2*i + 1
+		if first >= n {
+			return
+		}
+		if right := first + 1; right < n && q.less(q.h[right], q.h[first]) {
+			first = right
+		}
+		if !q.less(q.h[first], q.h[i]) {
+			return
+		}
+		q.swap(i, first)
+		i = first
+	}
+}
