@@ -1,6 +1,9 @@
 package crew
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Submitting: Submit and TrySubmit offer a job to the dispatcher, wait
 // for room while the pool is full, and run a job's own Submit inline.
@@ -68,7 +71,7 @@ func (p *Pool[T]) submit(ctx context.Context, t task[T]) error {
 		// its job is not new. Rare enough to take a queued Submit back out.
 		if v == waiting {
 			if decided, err := p.withdraw(w); decided && err != ErrPoolClosed && err != ErrBatchClosed {
-				return err // the pool decided first, and not as for a new job
+				return raise(err) // the pool decided first, and not as for a new job
 			}
 		}
 		return p.submitOwn(ctx, t)
@@ -105,20 +108,50 @@ func (p *Pool[T]) await(ctx context.Context, w *waiter[task[T]]) error {
 	if done == nil { // a context that never ends: a receive costs less than a select
 		err := w.outcome()
 		p.waiters.Put(w)
-		return err
+		return raise(err)
 	}
 	select {
 	case <-done:
 		if decided, err := p.withdraw(w); decided {
-			return err
+			return raise(err)
 		}
 		return ctx.Err()
 	case <-w.ready:
 		err := w.err
 		w.err = nil
 		p.waiters.Put(w)
-		return err
+		return raise(err)
 	}
+}
+
+// A callbackPanic is the panic of a function of the user's that the pool
+// calls as it accepts a job, the key function of WithKey or a backlog
+// mailbox's, raised while it admitted a blocked Submit: on the goroutine
+// of the job whose end made room, where it would crash the process. It
+// goes to the blocked Submit instead, which raises it (see raise).
+type callbackPanic struct{ v any }
+
+func (c callbackPanic) Error() string { return fmt.Sprint("crew: panic while admitting a job: ", c.v) }
+
+// raise raises a callbackPanic as the panic it was, on the goroutine of
+// the Submit it reached; it returns any other err.
+func raise(err error) error {
+	if c, ok := err.(callbackPanic); ok {
+		panic(c.v)
+	}
+	return err
+}
+
+// placeBlocked places the job of a blocked Submit, t, as place does. A
+// panic of the key function or of the backlog mailbox, which take nothing
+// when they panic, is returned as a callbackPanic. d.mu is held.
+func (d *dispatcher[T]) placeBlocked(t task[T], a *after[T]) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = callbackPanic{v}
+		}
+	}()
+	return d.place(t, a)
 }
 
 // withdraw takes the blocked Submit w back, unless the pool answered it
