@@ -14,11 +14,13 @@ import (
 // to an idle worker, or queues it in the backlog (see Pool for the order).
 //
 // Submit blocks only while the pool is full, and blocked Submits take the
-// room that opens in the order they came. It returns ctx.Err() if ctx ends
-// first, or at once if ctx is already done; the pool context's Err() once
-// that context is done (after the first error of a WithContext group, say),
-// since the job would not run; ErrPoolClosed once Wait has begun, also to a
-// Submit blocked at that moment; and ErrNoRoutee if every worker has died
+// room that opens in the order they came. Once Wait (or Shutdown) has
+// begun, it returns ErrPoolClosed, whatever ctx's state, also to a Submit
+// blocked at that moment (but for a job's own Submit: see below).
+// Otherwise it returns ctx.Err() if ctx ends first, or at once if ctx is
+// already done; then the pool context's Err() once that context is done
+// (after the first error of a WithContext group, say), since the job would
+// not run; and ErrNoRoutee if every worker has died
 // (a job ends its worker by calling runtime.Goexit). With a backlog of your
 // own (WithMailbox), Submit returns what a Fail or DropNewest mailbox
 // returns when it refuses the job (ErrMailboxFull, ErrDropped), which
@@ -26,7 +28,8 @@ import (
 // is full. It does not allocate in steady traffic.
 //
 // A job may submit more jobs to its own pool by calling Submit with the
-// context it received (or one derived from it), while it runs. Such a
+// context it received (or one derived from it), while it runs; the context
+// WithContext returned is not that one (see WithContext). Such a
 // Submit never blocks: when the pool is full it runs the new job itself,
 // inline, before it returns, so that jobs waiting for room held by jobs
 // waiting for room cannot deadlock the pool (a keyed pool, WithKey or
@@ -38,6 +41,9 @@ import (
 // pool rather than to its batch (see Batch.Submit). Submit panics if ctx is
 // nil.
 func (p *Pool[T]) Submit(ctx context.Context, job T) error {
+	if p.refused == nil {
+		p.unmade("Pool.Submit")
+	}
 	if ctx == nil {
 		panic("crew: Submit: nil context")
 	}
@@ -45,9 +51,29 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 		panic("crew: Submit: nil job")
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return p.doneCtx(ctx, nil, err)
 	}
 	return p.submit(ctx, task[T]{job: job, f: &p.d.own})
+}
+
+// doneCtx is what a Submit of batch b (or of the pool, if b is nil) whose
+// ctx is done returns, err being ctx's error: ErrPoolClosed once the
+// pool's Wait has begun, ErrBatchClosed once the batch's has, for a Submit
+// that is not a job's own; otherwise err.
+func (p *Pool[T]) doneCtx(ctx context.Context, b *Batch[T], err error) error {
+	if p.own(ctx, b) {
+		return err
+	}
+	p.d.mu.Lock()
+	poolShut, batchShut := p.d.drained != nil, b != nil && b.closed()
+	p.d.mu.Unlock()
+	switch {
+	case poolShut:
+		return ErrPoolClosed
+	case batchShut:
+		return ErrBatchClosed
+	}
+	return err
 }
 
 // submit is Submit's and Batch.Submit's: it offers t to the dispatcher, and
@@ -213,6 +239,9 @@ func (p *Pool[T]) seesStop() error {
 // false when the pool is full (or its backlog mailbox refuses the job),
 // closed by Wait, or its context is done.
 func (p *Pool[T]) TrySubmit(job T) bool {
+	if p.refused == nil {
+		p.unmade("Pool.TrySubmit")
+	}
 	if p.isNil != nil && p.isNil(job) {
 		panic("crew: TrySubmit: nil job")
 	}
