@@ -180,7 +180,8 @@
 // time: a job whose key is busy waits behind it and joins the backlog when
 // the key's job before it ends, so keys spread over the workers as they
 // free. Map runs a function over a slice and returns the results in input
-// order. Stats reports what the pool holds and what every worker ran.
+// order (beside an error, those of the calls that returned nil). Stats
+// reports what the pool holds and what every worker ran.
 // Worker goroutines carry the pprof labels crew.pool and crew.worker.
 //
 // # Choosing a pool
@@ -197,7 +198,9 @@
 // have started, so WithLimit(n) caps a batch's share: at most n of its
 // jobs run at once, and the rest wait in the backlog without holding a
 // worker while other jobs overtake them. Resize changes a running pool's
-// workers, and Shutdown closes it with a deadline, as http.Server's does.
+// workers, and Shutdown closes it with a deadline, as http.Server's does:
+// once the deadline passes it cancels the jobs and returns, and Wait waits
+// for those that still run.
 // Batches take a pool with the default backlog (not WithMailbox, WithKey or
 // WithConsistentHash). Map and MapBatch return results in input order.
 //

@@ -579,3 +579,35 @@ func ExampleWithFairShare() {
 	fmt.Println(order[:3], len(order))
 	// Output: [big small big] 101
 }
+
+// A job's own Submit is the one with the context the job received: on a
+// full pool it runs the new job inline. A Submit with the context
+// WithContext returned, captured from outside the job, is not the job's
+// own: it waits for room like any other (here until its deadline, for the
+// only worker is the job itself).
+func ExampleWithContext_ownSubmit() {
+	p, ctx := crew.WithContext(context.Background(), 1, crew.WithQueueSize(1)) // room for 2 jobs
+	submitted := make(chan struct{})
+	_ = p.Submit(ctx, func(jobCtx context.Context) error {
+		defer close(submitted)
+		_ = p.Submit(jobCtx, func(context.Context) error { return nil }) // the pool is full now
+
+		waitCtx, cancel := context.WithTimeout(ctx, 10*time.Millisecond)
+		defer cancel()
+		fmt.Println("outer ctx:", p.Submit(waitCtx, func(context.Context) error { return nil }))
+
+		err := p.Submit(jobCtx, func(context.Context) error {
+			fmt.Println("job's ctx: ran inline")
+			return nil
+		})
+		fmt.Println("job's ctx:", err)
+		return nil
+	})
+	<-submitted // before Wait: once Wait has begun, the outer ctx's Submit gets ErrPoolClosed
+	fmt.Println(p.Wait())
+	// Output:
+	// outer ctx: context deadline exceeded
+	// job's ctx: ran inline
+	// job's ctx: <nil>
+	// <nil>
+}

@@ -8,11 +8,13 @@ import (
 // WithKey makes a typed pool, or a router from SpawnRouter, keep the jobs of
 // each key in order: jobs with the same key run one after another, in the
 // order they were submitted, never two at once, while jobs of different
-// keys run in parallel. key must return the same key for a job every time
-// it is called; a pool calls it under its lock, once per job and once more
-// as its key's last job ends, so it must be quick and must not block or
-// use the pool. A key that equals no key,
-// such as a NaN, makes Submit (or Tell) panic.
+// keys run in parallel. A pool calls key once per job, under its lock, as
+// it accepts the job (for a Submit that waited for room, as the room
+// opens), and keeps that key with the key's jobs until the last of them
+// ends: a job may change what key would read. So key must be quick and
+// must not block or use the pool. If key panics, or returns a key that
+// equals no key (such as a NaN), Submit (or Tell) panics with that, on its
+// caller's goroutine, and the pool takes nothing.
 //
 // A key holds at most one job dispatched at a time. A job whose key is free
 // is dispatched at once, as any job of the pool is (to an idle worker, or
@@ -25,7 +27,8 @@ import (
 // dispatched. The key table holds only keys with jobs queued or running.
 //
 // It costs a map lookup under the pool's lock per job, and one more as a
-// key's last job ends; no allocation per job in steady traffic. A keyed pool does not bound its
+// key's last job ends; no allocation per job in steady traffic. A keyed
+// pool does not bound its
 // jobs unless WithQueueSize(n) is given, which caps the pool as a whole at
 // workers×(1+n) jobs, counting those waiting behind their keys: a hot key's
 // backlog then blocks every Submit, other keys' too. A job's own Submit on
@@ -86,18 +89,21 @@ func keyedFor[T any](o *options, owner, noun string) (keyFlows[T], keyPin[T]) {
 type keyFlows[T any] interface {
 	// flow returns the flow of job's key, made if the key has none.
 	flow(job T) *flow[T]
-	// release forgets f, the flow of job's key, which has no job left.
-	release(f *flow[T], job T)
+	// release forgets f, which has no job left, and its key.
+	release(f *flow[T])
 	// each calls visit with every flow, which may release it.
 	each(visit func(*flow[T]))
 	// active reports the keys with a flow.
 	active() int
 }
 
-// keyFlowTable is WithKey's keyFlows.
+// keyFlowTable is WithKey's keyFlows. It reads a job's key once, in flow,
+// and keeps it beside the flow (keys[f.key]) until release: reading it
+// again there would find whatever the job made of it.
 type keyFlowTable[T any, K comparable] struct {
 	key  func(T) K
 	m    map[K]*flow[T]
+	keys []K                 // each flow's key, by flow.key; a released flow keeps its slot
 	free []*flow[T]          // released flows, reused by the next keys
 	bufs *slabs[prioItem[T]] // the flows' buffers, recycled process-wide
 }
@@ -120,14 +126,17 @@ func (t *keyFlowTable[T, K]) flow(job T) *flow[T] {
 	if n := len(t.free); n > 0 {
 		f, t.free = t.free[n-1], t.free[:n-1]
 	} else {
-		f = &flow[T]{limit: 1, q: ring[prioItem[T]]{bufs: t.bufs}}
+		f = &flow[T]{limit: 1, q: ring[prioItem[T]]{bufs: t.bufs}, key: len(t.keys)}
+		t.keys = append(t.keys, k)
 	}
-	t.m[k] = f
+	t.m[k], t.keys[f.key] = f, k
 	return f
 }
 
-func (t *keyFlowTable[T, K]) release(f *flow[T], job T) {
-	delete(t.m, t.key(job))
+func (t *keyFlowTable[T, K]) release(f *flow[T]) {
+	var zero K
+	delete(t.m, t.keys[f.key])
+	t.keys[f.key] = zero // holds nothing the key pointed to
 	// A flow that held a burst gives its buffer back to be recycled; a
 	// small one stays with the flow. The free list is never longer than
 	// the most keys with jobs at once.
@@ -170,7 +179,7 @@ func (g gate[T]) leave(msg T) (next T, ok bool) {
 		return f.pop(), true
 	}
 	f.running = 0
-	g.keys.release(f, msg)
+	g.keys.release(f)
 	return next, false
 }
 

@@ -54,7 +54,8 @@ const DefaultQueueSize = 2
 // and Shutdown closes the pool with a deadline. Wait (or Shutdown) closes
 // the pool to every batch too.
 //
-// A Pool is safe for concurrent use; the zero Pool is not usable. Its
+// A Pool is safe for concurrent use; the zero Pool is not usable (every
+// method panics, with a message that names the constructors). Its
 // worker goroutines start in the constructor and end in Wait, which every
 // pool must reach: a pool that is never waited for leaks its workers.
 // Submit synchronizes before its job runs: the job sees every write made
@@ -104,13 +105,11 @@ type Pool[T any] struct {
 // priority mailbox for urgent jobs first), WithQueueSize, WithKey or
 // WithConsistentHash, WithParent, WithCancelOnError, WithAllErrors,
 // WithDeadLetters and WithFairShare (batches share the workers by run
-// time). NewPool panics if workers is less than 1, handle is nil,
-// or an option does not apply to a pool; it checks everything before it
-// starts anything.
+// time). NewPool panics if workers is not between 1 and 1<<24, handle is
+// nil, or an option does not apply to a pool; it checks everything before
+// it starts anything.
 func NewPool[T any](workers int, handle func(context.Context, T) error, opts ...Option) *Pool[T] {
-	if workers < 1 {
-		panic("crew: NewPool: workers must be at least 1, got " + strconv.Itoa(workers))
-	}
+	checkWorkers("NewPool", workers)
 	if handle == nil {
 		panic("crew: NewPool: nil handler")
 	}
@@ -193,8 +192,34 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 // maxWorkers is the most workers a pool may have.
 const maxWorkers = 1 << 24
 
-// Context returns the pool's context: the one its jobs receive.
-func (p *Pool[T]) Context() context.Context { return p.ctx }
+// checkWorkers panics, naming fn, unless a pool may have n workers.
+func checkWorkers(fn string, n int) {
+	if n < 1 || n > maxWorkers {
+		panic(fmt.Sprintf("crew: %s: workers must be between 1 and %d, got %d", fn, maxWorkers, n))
+	}
+}
+
+// unmade panics, naming method: every method of a zero Pool does, for it
+// has no worker, and a job it took would never run. The methods test
+// p.refused, which every constructor sets, and call unmade only then, so
+// that the test stays inline.
+func (p *Pool[T]) unmade(method string) {
+	panic("crew: " + method + ": the Pool was not made by NewPool, NewGroup or WithContext: use one of them")
+}
+
+// Context returns the pool's context: the one its jobs receive (with a
+// value added that marks their own Submits: see Submit).
+func (p *Pool[T]) Context() context.Context {
+	if p.refused == nil {
+		p.unmade("Pool.Context")
+	}
+	return p.ctx
+}
 
 // Name reports the pool's name (see WithName).
-func (p *Pool[T]) Name() string { return p.name }
+func (p *Pool[T]) Name() string {
+	if p.refused == nil {
+		p.unmade("Pool.Name")
+	}
+	return p.name
+}

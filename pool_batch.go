@@ -36,7 +36,8 @@ var ErrBatchClosed = errors.New("crew: batch closed")
 // the dead-letter sink, if there is one), and its blocked Submits return. It never cancels the pool, nor another batch, nor
 // reaches the pool's Wait.
 //
-// A Batch is safe for concurrent use. Submit synchronizes before its job
+// A Batch is safe for concurrent use; the zero Batch is not usable (every
+// method panics). Submit synchronizes before its job
 // runs; the end of each of the batch's jobs synchronizes before the return
 // of the batch's Wait. Every batch must reach Wait, which releases its
 // context.
@@ -58,6 +59,12 @@ type Batch[T any] struct {
 	errs   errorSet     // the jobs' errors
 }
 
+// unmade panics, naming the batch's method: every method of a zero Batch
+// does, for it belongs to no pool.
+func (b *Batch[T]) unmade(method string) {
+	panic("crew: Batch." + method + ": the Batch was not made by Pool.NewBatch: use it")
+}
+
 // NewBatch starts a batch of jobs on p, and returns it with its context,
 // which derives from ctx and is canceled by the batch's first error (with
 // that error as its cause) or when its Wait returns, whichever comes first.
@@ -74,19 +81,25 @@ type Batch[T any] struct {
 // do not support. After p's Wait (or Shutdown) began, the batch's Submit
 // returns ErrPoolClosed.
 func (p *Pool[T]) NewBatch(ctx context.Context, opts ...Option) (*Batch[T], context.Context) {
-	if ctx == nil {
-		panic("crew: NewBatch: nil context")
-	}
+	return p.newBatch("NewBatch", ctx, opts)
+}
+
+// newBatch is NewBatch, for fn (NewBatch, MapBatch), which its panics
+// name.
+func (p *Pool[T]) newBatch(fn string, ctx context.Context, opts []Option) (*Batch[T], context.Context) {
 	if p.refused == nil {
-		panic("crew: NewBatch: the Pool was not made by NewPool, NewGroup or WithContext")
+		p.unmade(fn)
+	}
+	if ctx == nil {
+		panic("crew: " + fn + ": nil context")
 	}
 	if p.d.own.mb != nil || p.d.keys != nil || p.d.pin != nil {
-		panic("crew: NewBatch: batches need the pool's default backlog: a pool with WithMailbox, WithKey or WithConsistentHash takes none")
+		panic("crew: " + fn + ": batches need the pool's default backlog: a pool with WithMailbox, WithKey or WithConsistentHash takes none")
 	}
 	var o options
 	if len(opts) > 0 {
 		o = collect(opts)
-		o.only("NewBatch", batchOpts)
+		o.only(fn, batchOpts)
 	}
 	b := &Batch[T]{pool: p, sink: o.deadLetters, errs: errorSet{all: o.allErrors}}
 	if b.sink == nil {
@@ -118,26 +131,31 @@ func (p *Pool[T]) NewBatch(ctx context.Context, opts ...Option) (*Batch[T], cont
 // for room in the pool.
 //
 // Submit blocks only while the pool is full, taking its turn among the
-// pool's blocked Submits. It returns ctx.Err() if ctx ends first;
-// ErrBatchClosed once the batch's Wait has begun; the batch context's Err()
-// once that context is done (after the batch's first error, say);
-// ErrPoolClosed once the pool's Wait or Shutdown has begun; and ErrNoRoutee
-// if every worker of the pool has died. A job of the
+// pool's blocked Submits. Once the pool's Wait or Shutdown has begun, it
+// returns ErrPoolClosed, and once the batch's Wait has begun,
+// ErrBatchClosed, whatever ctx's state (but for a job's own Submit: see
+// below). Otherwise it returns ctx.Err() if ctx ends first, or at once if
+// ctx is already done; then the batch context's Err() once that context is
+// done (after the batch's first error, say); and ErrNoRoutee if every
+// worker of the pool has died. A job of the
 // batch may submit more jobs to it, with the context it received, as a
 // pool's job may (see Pool.Submit): such a Submit never blocks, running the
 // new job inline when the pool is full (or, with WithLimit, queueing it
 // beyond the pool's bound behind the batch's limit), and is accepted after
 // the batch's Wait began. Submit panics if ctx is nil.
 func (b *Batch[T]) Submit(ctx context.Context, job T) error {
+	p := b.pool
+	if p == nil {
+		b.unmade("Submit")
+	}
 	if ctx == nil {
 		panic("crew: Batch.Submit: nil context")
 	}
-	p := b.pool
 	if p.isNil != nil && p.isNil(job) {
 		panic("crew: Batch.Submit: nil job")
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return p.doneCtx(ctx, b, err)
 	}
 	return p.submit(ctx, task[T]{job: job, f: &b.flow})
 }
@@ -148,6 +166,9 @@ func (b *Batch[T]) Submit(ctx context.Context, job T) error {
 // closed.
 func (b *Batch[T]) TrySubmit(job T) bool {
 	p := b.pool
+	if p == nil {
+		b.unmade("TrySubmit")
+	}
 	if p.isNil != nil && p.isNil(job) {
 		panic("crew: Batch.TrySubmit: nil job")
 	}
@@ -169,7 +190,7 @@ func (b *Batch[T]) TrySubmit(job T) bool {
 // does, the batches' jobs never run.
 func (b *Batch[T]) Wait() error {
 	if b.pool == nil {
-		panic("crew: Batch.Wait: the Batch was not made by Pool.NewBatch")
+		b.unmade("Wait")
 	}
 	d := &b.pool.d
 	d.mu.Lock()
@@ -243,7 +264,7 @@ type BatchStats struct {
 	Queued    int   // jobs accepted and not dispatched yet: in the pool's backlog, or over the batch's limit
 	Running   int   // jobs dispatched (taken by a worker, or granted to one) and not ended
 	Completed int64 // jobs that ran, failed or not (Inline ones too)
-	Failed    int64 // jobs that returned an error, panicked or called runtime.Goexit
+	Failed    int64 // jobs that returned an error, panicked or called runtime.Goexit (with the job that ran it inline, if one did: both fail)
 	Panicked  int64 // jobs that panicked
 	Canceled  int64 // jobs skipped because the batch's (or the pool's) context was done when they would have been dispatched
 	Dropped   int64 // jobs left behind when every worker of the pool died (each job that called runtime.Goexit ends its worker)
@@ -260,6 +281,9 @@ type BatchStats struct {
 // Stats returns a snapshot of the batch's counters. It takes the pool's
 // lock once, for O(1).
 func (b *Batch[T]) Stats() BatchStats {
+	if b.pool == nil {
+		b.unmade("Stats")
+	}
 	s := BatchStats{Limit: b.flow.limit}
 	// Read the inline jobs first, as Pool.Stats does.
 	s.Inline = b.inline.Load()

@@ -38,6 +38,7 @@ func TestShutdownCancelsABatchWhoseWaitBegan(t *testing.T) {
 		// instead, every goroutine of the bubble blocks and the test fails.
 		assert.ErrorIs(t, p.Shutdown(ctx), context.Canceled)
 		<-waited // the batch's Wait returns too
+		assert.NoError(t, p.Wait(), "its job returned nil, and none was skipped")
 	})
 }
 

@@ -84,15 +84,21 @@ func (b *Batch[T]) record(err error) {
 // runInline runs a job that one of the batch's jobs submitted while the
 // pool was full, on the submitting goroutine; it was never counted in.
 func (b *Batch[T]) runInline(job T) {
-	defer b.finishInline()
+	returned := false
+	defer b.finishInline(&returned)
 	if err := b.pool.handle(&b.jobCtx, job); err != nil {
 		b.record(err)
 	}
+	returned = true
 }
 
-func (b *Batch[T]) finishInline() {
+// finishInline records the panic, or the runtime.Goexit (returned is
+// false), of a job of the batch run inline, and counts it.
+func (b *Batch[T]) finishInline(returned *bool) {
 	if v := recover(); v != nil {
 		b.record(panicked("job", panics.NewRecovered(1, v)))
+	} else if !*returned {
+		b.record(&actorError{name: b.pool.name, err: errGoexit})
 	}
 	b.inline.Add(1)
 }

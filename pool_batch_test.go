@@ -792,7 +792,7 @@ func TestMapBatch(t *testing.T) {
 		require.NoError(t, p.Wait())
 	})
 
-	t.Run("the first error returns nil results and leaves other batches alone", func(t *testing.T) {
+	t.Run("the first error returns the results so far and leaves other batches alone", func(t *testing.T) {
 		boom := errors.New("boom")
 		p := crew.NewGroup(4)
 		other, _ := p.NewBatch(context.Background())
@@ -815,7 +815,8 @@ func TestMapBatch(t *testing.T) {
 			}
 			return square(ctx, v)
 		})
-		assert.Nil(t, got)
+		assert.Len(t, got, len(inputs), "the results of the calls that returned nil, zero elsewhere")
+		assert.Zero(t, got[3], "the call that failed leaves no result")
 		assert.Same(t, boom, err)
 		close(release)
 		assert.NoError(t, other.Wait())
@@ -823,7 +824,7 @@ func TestMapBatch(t *testing.T) {
 		assert.NoError(t, p.Wait())
 	})
 
-	t.Run("if ctx ends first, it returns nil and ctx's cause", func(t *testing.T) {
+	t.Run("if ctx ends first, it returns ctx's cause beside the results so far", func(t *testing.T) {
 		stop := errors.New("stop")
 		ctx, cancel := context.WithCancelCause(context.Background())
 		p := crew.NewGroup(2)
@@ -834,7 +835,7 @@ func TestMapBatch(t *testing.T) {
 			<-ctx.Done() // no call ends before ctx does, whichever worker runs the first
 			return v, nil
 		})
-		assert.Nil(t, got)
+		assert.Len(t, got, len(inputs))
 		assert.Same(t, stop, err)
 		require.NoError(t, p.Wait())
 	})

@@ -293,7 +293,7 @@ func (d *dispatcher[T]) admit(a *after[T]) {
 		var err error
 		if b := w.msg.f.batch; b != nil && b.seesDone() {
 			err = b.ctxErr() // its batch failed or ended while it waited: it would be skipped
-		} else if err = d.place(w.msg, a); err == errWouldBlock {
+		} else if err = d.placeBlocked(w.msg, a); err == errWouldBlock {
 			return
 		}
 		d.unblock(w)

@@ -16,6 +16,7 @@ type flow[T any] struct {
 	at      int               // 1 + the flow's index in its order, or 0 while it is not there
 	batch   *Batch[T]         // the batch whose jobs these are, or nil
 	share   *share[T]         // the share the flow belongs to, in a pool WithFairShare, or nil
+	key     int               // WithKey: where the key table keeps the flow's key
 }
 
 // queued reports the jobs waiting to be dispatched.

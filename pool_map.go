@@ -3,31 +3,30 @@ package crew
 import (
 	"context"
 	"errors"
-	"strconv"
 )
 
 // Map calls f on each of inputs on a pool of workers goroutines and returns
 // the results in the order of inputs. The first error (or panic, as an error
 // that errors.As unwraps to *panics.ErrRecovered) cancels the context f
 // receives, which derives from ctx; inputs not yet started are skipped, and
-// Map returns nil and that error once the calls in progress have returned.
-// If ctx ends first, Map returns nil and context.Cause(ctx), also when a
-// call returned ctx's own error (context.Canceled or DeadlineExceeded)
-// because ctx ended.
+// Map returns that error once the calls in progress have returned. If ctx
+// ends first, Map returns context.Cause(ctx), also when a call returned
+// ctx's own error (context.Canceled or DeadlineExceeded) because ctx ended.
+// Beside an error, the results are still len(inputs) long: each call that
+// returned nil left its result, and the others (those that failed, and
+// the inputs skipped) left R's zero value, as conc's iter.MapErr does.
 //
 // Map takes the options of NewPool but WithMailbox, WithKey,
 // WithConsistentHash, WithParent and WithFairShare, which do not apply: its
 // jobs are indexes into inputs, ctx is their parent, and it has no
-// batches. It panics if ctx or f is
-// nil or workers is less than 1. Each result is written by one worker and
-// read after all of them have stopped: R needs no locking.
+// batches. It panics if ctx or f is nil or workers is not between 1 and
+// 1<<24. Each result is written by one worker and read after all of them
+// have stopped: R needs no locking.
 func Map[T, R any](ctx context.Context, workers int, inputs []T, f func(context.Context, T) (R, error), opts ...Option) ([]R, error) {
 	if ctx == nil {
 		panic("crew: Map: nil context")
 	}
-	if workers < 1 {
-		panic("crew: Map: workers must be at least 1, got " + strconv.Itoa(workers))
-	}
+	checkWorkers("Map", workers)
 	if f == nil {
 		panic("crew: Map: nil function")
 	}
@@ -36,9 +35,7 @@ func Map[T, R any](ctx context.Context, workers int, inputs []T, f func(context.
 	o.parent, o.cancelOnError = ctx, true
 	out := make([]R, len(inputs))
 	p := newPool(min(workers, max(len(inputs), 1)), func(ctx context.Context, i int) error {
-		r, err := f(ctx, inputs[i])
-		out[i] = r
-		return err
+		return call(ctx, f, inputs, out, i)
 	}, &o)
 	var refused error
 	for i := range inputs {
@@ -50,8 +47,18 @@ func Map[T, R any](ctx context.Context, workers int, inputs []T, f func(context.
 	return results(ctx, out, p.Wait(), refused)
 }
 
+// call is Map's and MapBatch's job: it calls f on inputs[i], and keeps its
+// result in out[i] if f returned nil.
+func call[T, R any](ctx context.Context, f func(context.Context, T) (R, error), inputs []T, out []R, i int) error {
+	r, err := f(ctx, inputs[i])
+	if err == nil {
+		out[i] = r
+	}
+	return err
+}
+
 // results is what Map and MapBatch return, given what Wait returned (err)
-// and why a Submit was refused, if one was: nil and the error, if any, and
+// and why a Submit was refused, if one was: out and the error, if any, and
 // for a call that returned ctx's own error when ctx ended, why it ended.
 func results[R any](ctx context.Context, out []R, err, refused error) ([]R, error) {
 	if err == nil {
@@ -60,21 +67,21 @@ func results[R any](ctx context.Context, out []R, err, refused error) ([]R, erro
 	if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
 		err = context.Cause(ctx)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
+	return out, err
 }
 
 // MapBatch calls f on each of inputs as one batch on the shared pool p, and
 // returns the results in the order of inputs: Map's counterpart for a
 // long-lived pool. The batch's context derives from ctx; its first error
-// cancels it, skipping the inputs not yet started, and MapBatch returns nil
-// and that error once the calls in progress have returned. If ctx ends
-// first, it returns nil and context.Cause(ctx). opts are the batch's
-// (WithLimit, WithAllErrors, WithDeadLetters, and on a pool WithFairShare,
-// WithTenant and WithWeight). It panics if ctx, p or f is
-// nil.
+// cancels it, skipping the inputs not yet started, and MapBatch returns
+// that error once the calls in progress have returned. If ctx ends first,
+// it returns context.Cause(ctx); if p is closed (its Wait or Shutdown has
+// begun), an error that errors.Is matches with ErrPoolClosed. Beside an
+// error, the results are len(inputs) long, as Map's are: the results of
+// the calls that returned nil, and R's zero value elsewhere. opts are the
+// batch's (WithLimit, WithAllErrors, WithDeadLetters, and on a pool
+// WithFairShare, WithTenant and WithWeight). It panics if ctx, p or f is
+// nil, or if p takes no batches (see NewBatch).
 func MapBatch[T, R any](ctx context.Context, p *Pool[Job], inputs []T, f func(context.Context, T) (R, error), opts ...Option) ([]R, error) {
 	if ctx == nil {
 		panic("crew: MapBatch: nil context")
@@ -85,23 +92,23 @@ func MapBatch[T, R any](ctx context.Context, p *Pool[Job], inputs []T, f func(co
 	if f == nil {
 		panic("crew: MapBatch: nil function")
 	}
-	b, bctx := p.NewBatch(ctx, opts...)
+	b, bctx := p.newBatch("MapBatch", ctx, opts)
 	out := make([]R, len(inputs))
 	var refused error
 	for i := range inputs {
 		err := b.Submit(bctx, func(ctx context.Context) error {
-			r, err := f(ctx, inputs[i])
-			out[i] = r
-			return err
+			return call(ctx, f, inputs, out, i)
 		})
 		if err != nil {
 			switch {
+			case errors.Is(err, ErrPoolClosed): // its Wait or Shutdown began, whatever the contexts' state
+				refused = err
 			case bctx.Err() != nil:
 				refused = context.Cause(bctx) // the first error, or ctx's end
-			case p.Context().Err() != nil:
-				refused = context.Cause(p.Context()) // the pool's end (Shutdown)
+			case p.ctx.Err() != nil:
+				refused = context.Cause(p.ctx) // the pool's context ended (its parent's end, its first error)
 			default:
-				refused = err // the pool closed, or its workers died
+				refused = err // its workers died
 			}
 			break
 		}

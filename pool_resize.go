@@ -19,9 +19,10 @@ import (
 // more than 1<<24, or if p uses WithConsistentHash, whose keys are pinned
 // to its workers.
 func (p *Pool[T]) Resize(n int) {
-	if n < 1 || n > maxWorkers {
-		panic(fmt.Sprintf("crew: Resize: workers must be between 1 and %d, got %d", maxWorkers, n))
+	if p.refused == nil {
+		p.unmade("Pool.Resize")
 	}
+	checkWorkers("Resize", n)
 	if p.d.pin != nil {
 		panic("crew: Resize: a pool with WithConsistentHash keeps its workers: its keys are pinned to them")
 	}
@@ -99,39 +100,43 @@ func (p *Pool[T]) resize(n int) bool {
 	return true
 }
 
-// Shutdown closes p, as Wait does, and waits for every job accepted until
-// ctx ends. If ctx ends first, it cancels the pool's context and every
-// batch's, with a cause that wraps ctx's (jobs still queued are then
-// skipped, and counted in Stats.Canceled), waits until every job has ended,
-// and returns ctx.Err(); otherwise it returns nil. Either way the workers
-// have exited when it returns, and Wait then returns what it would have.
-// Shutdown panics if ctx is nil.
+// Shutdown closes p, as Wait does, and waits for every job accepted to end,
+// until ctx ends, as http.Server's Shutdown does. If every job ended first,
+// it waits for the workers to exit and returns nil: the jobs' errors stay
+// Wait's to return. If ctx ends first, Shutdown stops dispatching, cancels
+// the pool's context and every batch's, with a cause that wraps ctx's (the
+// jobs still queued are then skipped, and counted in Stats.Canceled), and
+// returns ctx.Err() at once, without waiting for the jobs that run: those
+// may still run when it returns, until they see their context's end (a job
+// that ignores it runs on), and so may the workers. Wait waits for them
+// all, and returns what it would have; every pool must still reach Wait.
+// A job that calls Shutdown with a context that never ends waits for
+// itself, as it would in Wait. Shutdown panics if ctx is nil.
 func (p *Pool[T]) Shutdown(ctx context.Context) error {
+	if p.refused == nil {
+		p.unmade("Pool.Shutdown")
+	}
 	if ctx == nil {
 		panic("crew: Shutdown: nil context")
 	}
-	if p.refused == nil {
-		panic("crew: Shutdown: the Pool was not made by NewPool, NewGroup or WithContext")
-	}
 	drained := p.close()
-	var err error
 	select {
 	case <-drained: // drained before ctx ended, or both were already so
 	default:
 		select {
 		case <-drained:
 		case <-ctx.Done():
-			err = ctx.Err()
 			cause := fmt.Errorf("crew: pool %q shut down: %w", p.name, context.Cause(ctx))
 			batches := p.d.batchesOpen()
 			p.stop(cause)
 			for _, b := range batches {
 				b.cancel(cause)
 			}
+			return ctx.Err()
 		}
 	}
-	p.Wait()
-	return err
+	_ = p.Wait() // no job is held: the workers exit at once
+	return nil
 }
 
 // batchesOpen returns the batches not waited for yet.

@@ -12,13 +12,16 @@ type PoolStats struct {
 	Running    int   // jobs dispatched (taken by a worker, or granted to one) and not ended (Inline ones aside)
 	Submitted  int64 // jobs accepted: Completed + Canceled + Dropped + Queued + Running
 	Completed  int64 // jobs that ran, failed or not (Inline ones too)
-	Failed     int64 // jobs that returned an error, panicked or called runtime.Goexit
+	Failed     int64 // jobs that returned an error, panicked or called runtime.Goexit (see below)
 	Panicked   int64 // jobs that panicked
 	Canceled   int64 // jobs skipped because the pool's context (or, for a batch's job, its batch's) was done when they would have been dispatched
 	Dropped    int64 // jobs a backlog mailbox evicted (DropOldest), or left with a worker that died
 	Inline     int64 // jobs submitted by a job of the pool while it was full, so run inline
 	Backlogged int64 // jobs that waited in the backlog, rather than going straight to an idle worker
 	Keys       int   // keys with a job dispatched now (WithKey)
+
+	// A job that runs a job inline (see Submit) ends with it if that job
+	// calls runtime.Goexit: both count in Failed, as in Completed.
 
 	// PerWorker has one entry per worker, in order, to show the balance:
 	// the dead ones too, until Resize takes them out.
@@ -36,6 +39,9 @@ type WorkerStats struct {
 // included. It holds the pool's lock for O(1), and allocates the
 // PerWorker slice.
 func (p *Pool[T]) Stats() PoolStats {
+	if p.refused == nil {
+		p.unmade("Pool.Stats")
+	}
 	// An inline job counts in Inline and Completed once it ended: read
 	// those first, so that one ending meanwhile is not counted in the rest
 	// (the rest is counted under the lock, with held).

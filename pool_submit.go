@@ -1,6 +1,9 @@
 package crew
 
-import "context"
+import (
+	"context"
+	"fmt"
+)
 
 // Submitting: Submit and TrySubmit offer a job to the dispatcher, wait
 // for room while the pool is full, and run a job's own Submit inline.
@@ -11,11 +14,13 @@ import "context"
 // to an idle worker, or queues it in the backlog (see Pool for the order).
 //
 // Submit blocks only while the pool is full, and blocked Submits take the
-// room that opens in the order they came. It returns ctx.Err() if ctx ends
-// first, or at once if ctx is already done; the pool context's Err() once
-// that context is done (after the first error of a WithContext group, say),
-// since the job would not run; ErrPoolClosed once Wait has begun, also to a
-// Submit blocked at that moment; and ErrNoRoutee if every worker has died
+// room that opens in the order they came. Once Wait (or Shutdown) has
+// begun, it returns ErrPoolClosed, whatever ctx's state, also to a Submit
+// blocked at that moment (but for a job's own Submit: see below).
+// Otherwise it returns ctx.Err() if ctx ends first, or at once if ctx is
+// already done; then the pool context's Err() once that context is done
+// (after the first error of a WithContext group, say), since the job would
+// not run; and ErrNoRoutee if every worker has died
 // (a job ends its worker by calling runtime.Goexit). With a backlog of your
 // own (WithMailbox), Submit returns what a Fail or DropNewest mailbox
 // returns when it refuses the job (ErrMailboxFull, ErrDropped), which
@@ -23,7 +28,8 @@ import "context"
 // is full. It does not allocate in steady traffic.
 //
 // A job may submit more jobs to its own pool by calling Submit with the
-// context it received (or one derived from it), while it runs. Such a
+// context it received (or one derived from it), while it runs; the context
+// WithContext returned is not that one (see WithContext). Such a
 // Submit never blocks: when the pool is full it runs the new job itself,
 // inline, before it returns, so that jobs waiting for room held by jobs
 // waiting for room cannot deadlock the pool (a keyed pool, WithKey or
@@ -35,6 +41,9 @@ import "context"
 // pool rather than to its batch (see Batch.Submit). Submit panics if ctx is
 // nil.
 func (p *Pool[T]) Submit(ctx context.Context, job T) error {
+	if p.refused == nil {
+		p.unmade("Pool.Submit")
+	}
 	if ctx == nil {
 		panic("crew: Submit: nil context")
 	}
@@ -42,9 +51,29 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 		panic("crew: Submit: nil job")
 	}
 	if err := ctx.Err(); err != nil {
-		return err
+		return p.doneCtx(ctx, nil, err)
 	}
 	return p.submit(ctx, task[T]{job: job, f: &p.d.own})
+}
+
+// doneCtx is what a Submit of batch b (or of the pool, if b is nil) whose
+// ctx is done returns, err being ctx's error: ErrPoolClosed once the
+// pool's Wait has begun, ErrBatchClosed once the batch's has, for a Submit
+// that is not a job's own; otherwise err.
+func (p *Pool[T]) doneCtx(ctx context.Context, b *Batch[T], err error) error {
+	if p.own(ctx, b) {
+		return err
+	}
+	p.d.mu.Lock()
+	poolShut, batchShut := p.d.drained != nil, b != nil && b.closed()
+	p.d.mu.Unlock()
+	switch {
+	case poolShut:
+		return ErrPoolClosed
+	case batchShut:
+		return ErrBatchClosed
+	}
+	return err
 }
 
 // submit is Submit's and Batch.Submit's: it offers t to the dispatcher, and
@@ -68,7 +97,7 @@ func (p *Pool[T]) submit(ctx context.Context, t task[T]) error {
 		// its job is not new. Rare enough to take a queued Submit back out.
 		if v == waiting {
 			if decided, err := p.withdraw(w); decided && err != ErrPoolClosed && err != ErrBatchClosed {
-				return err // the pool decided first, and not as for a new job
+				return raise(err) // the pool decided first, and not as for a new job
 			}
 		}
 		return p.submitOwn(ctx, t)
@@ -105,20 +134,50 @@ func (p *Pool[T]) await(ctx context.Context, w *waiter[task[T]]) error {
 	if done == nil { // a context that never ends: a receive costs less than a select
 		err := w.outcome()
 		p.waiters.Put(w)
-		return err
+		return raise(err)
 	}
 	select {
 	case <-done:
 		if decided, err := p.withdraw(w); decided {
-			return err
+			return raise(err)
 		}
 		return ctx.Err()
 	case <-w.ready:
 		err := w.err
 		w.err = nil
 		p.waiters.Put(w)
-		return err
+		return raise(err)
 	}
+}
+
+// A callbackPanic is the panic of a function of the user's that the pool
+// calls as it accepts a job, the key function of WithKey or a backlog
+// mailbox's, raised while it admitted a blocked Submit: on the goroutine
+// of the job whose end made room, where it would crash the process. It
+// goes to the blocked Submit instead, which raises it (see raise).
+type callbackPanic struct{ v any }
+
+func (c callbackPanic) Error() string { return fmt.Sprint("crew: panic while admitting a job: ", c.v) }
+
+// raise raises a callbackPanic as the panic it was, on the goroutine of
+// the Submit it reached; it returns any other err.
+func raise(err error) error {
+	if c, ok := err.(callbackPanic); ok {
+		panic(c.v)
+	}
+	return err
+}
+
+// placeBlocked places the job of a blocked Submit, t, as place does. A
+// panic of the key function or of the backlog mailbox, which take nothing
+// when they panic, is returned as a callbackPanic. d.mu is held.
+func (d *dispatcher[T]) placeBlocked(t task[T], a *after[T]) (err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			err = callbackPanic{v}
+		}
+	}()
+	return d.place(t, a)
 }
 
 // withdraw takes the blocked Submit w back, unless the pool answered it
@@ -180,6 +239,9 @@ func (p *Pool[T]) seesStop() error {
 // false when the pool is full (or its backlog mailbox refuses the job),
 // closed by Wait, or its context is done.
 func (p *Pool[T]) TrySubmit(job T) bool {
+	if p.refused == nil {
+		p.unmade("Pool.TrySubmit")
+	}
 	if p.isNil != nil && p.isNil(job) {
 		panic("crew: TrySubmit: nil job")
 	}

@@ -122,21 +122,21 @@ func (d *dispatcher[T]) end(g grant[T], a *after[T]) {
 			f.batch.ran += g.ran
 		}
 	}
-	d.settle(f, g.t.job)
+	d.settle(f)
 	if d.blocked() {
 		d.admit(a)
 	}
 	d.checkDrained()
 }
 
-// settle puts flow f where it belongs once one of its jobs, job, left its
+// settle puts flow f where it belongs once one of its jobs left its
 // running ones: in the order if it may run another now (a limit), out of
 // the key table if it has none (a key). d.mu is held.
-func (d *dispatcher[T]) settle(f *flow[T], job T) {
+func (d *dispatcher[T]) settle(f *flow[T]) {
 	switch {
 	case f.limit == 0: // no change: its runnable state does not depend on running
 	case d.keys != nil && f.running == 0 && f.q.n == 0:
-		d.keys.release(f, job)
+		d.keys.release(f)
 	default:
 		d.fix(f)
 	}
@@ -165,7 +165,7 @@ func (d *dispatcher[T]) bury(w *worker[T], g grant[T], started bool, a *after[T]
 		}
 		if f.batch == nil { // a batch's stays in its flow until its dead letter (see lost)
 			f.running--
-			d.settle(f, g.t.job)
+			d.settle(f)
 		}
 		lost = append(lost, g.t)
 	}
@@ -179,25 +179,24 @@ func (d *dispatcher[T]) bury(w *worker[T], g grant[T], started bool, a *after[T]
 	// No job will be dispatched: take every one out of its flow, those
 	// behind a limit or a key that a retired worker still runs too.
 	drain := func(f *flow[T]) {
-		var job T
 		for n := f.queued(); n > 0; n-- {
-			job = f.pop()
-			lost = append(lost, task[T]{job: job, f: f})
+			lost = append(lost, task[T]{job: f.pop(), f: f})
 			if f.batch != nil {
 				f.running++ // its batch's Wait waits for its dead letter too (see lost)
 			}
 		}
 		d.fix(f)
-		if d.keys != nil && f.running == 0 && f.q.n == 0 {
-			d.keys.release(f, job)
-		}
 	}
 	drain(&d.own)
 	for b := d.batches.first; b != nil; b = b.next {
 		drain(&b.flow)
 	}
 	if d.keys != nil {
-		d.keys.each(drain)
+		d.keys.each(func(f *flow[T]) {
+			if drain(f); f.running == 0 {
+				d.keys.release(f) // only key flows: the pool's own is no key's
+			}
+		})
 	}
 	a.noRoutee = d.detachBlocked()
 	return lost

@@ -24,7 +24,7 @@ import (
 // jobs (which would wait for themselves); every call returns the same.
 func (p *Pool[T]) Wait() error {
 	if p.refused == nil {
-		panic("crew: Wait: the Pool was not made by NewPool, NewGroup or WithContext")
+		p.unmade("Pool.Wait")
 	}
 	p.waitOnce.Do(func() {
 		<-p.close()

@@ -170,15 +170,22 @@ func (w *worker[T]) finish(b *Batch[T]) {
 // runInline runs a job that one of the pool's jobs submitted while the
 // pool was full, on the submitting goroutine; it was never counted in.
 func (w *worker[T]) runInline(job T) {
-	defer w.finishInline()
+	returned := false
+	defer w.finishInline(&returned)
 	if err := w.pool.handle(w.ctx, job); err != nil {
 		w.pool.fail(err, nil)
 	}
+	returned = true
 }
 
-func (w *worker[T]) finishInline() {
+// finishInline records the panic, or the runtime.Goexit (returned is
+// false), of a job run inline, and counts it. A Goexit goes on to end the
+// job that ran it, which fails too (see died).
+func (w *worker[T]) finishInline(returned *bool) {
 	if v := recover(); v != nil {
 		w.pool.fail(panicked("job", panics.NewRecovered(1, v)), nil)
+	} else if !*returned {
+		w.pool.fail(&actorError{name: w.name, err: errGoexit}, nil)
 	}
 	w.handled.Add(1)
 	w.inline.Add(1)

@@ -59,7 +59,12 @@ func (r *Ref[T]) whenDone(f func()) {
 // handling, if any. Stop does not wait for that: receive from Done. It is
 // safe to call more than once, and from the actor's own handler (which must
 // not then wait on Done).
-func (r *Ref[T]) Stop() { r.shutdown(ErrStopped) }
+func (r *Ref[T]) Stop() {
+	if r.done == nil {
+		r.unmade("Stop")
+	}
+	r.shutdown(ErrStopped)
+}
 
 // Drain stops the actor once it has handled what is queued: from now on
 // Tell returns ErrStopped (and records the message as a dead letter), the
@@ -70,6 +75,9 @@ func (r *Ref[T]) Stop() { r.shutdown(ErrStopped) }
 // context, during a Drain stops it at once. Drain is safe to call more
 // than once, and from the actor's own handler.
 func (r *Ref[T]) Drain() {
+	if r.done == nil {
+		r.unmade("Drain")
+	}
 	r.draining.Store(true) // before stopped: a loop that sees the mailbox empty then ends it
 	r.stopped.Store(true)
 	r.wake()
@@ -87,9 +95,19 @@ func (r *Ref[T]) wake() {
 // exited and its leftover messages went to the dead letters: the delivery
 // of every dead letter of a Stop happens before Done is closed, and the
 // actor's last handler call returns before it too.
-func (r *Ref[T]) Done() <-chan struct{} { return r.done }
+func (r *Ref[T]) Done() <-chan struct{} {
+	if r.done == nil {
+		r.unmade("Done")
+	}
+	return r.done
+}
 
 // Stopped reports whether the actor has stopped, or is stopping or
 // draining (Stop, Drain, the end of its context), so that it takes no more
 // messages.
-func (r *Ref[T]) Stopped() bool { return r.stopped.Load() }
+func (r *Ref[T]) Stopped() bool {
+	if r.done == nil {
+		r.unmade("Stopped")
+	}
+	return r.stopped.Load()
+}

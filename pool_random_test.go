@@ -1,0 +1,165 @@
+package crew_test
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"go.uber.org/goleak"
+
+	"github.com/crewlib/crew"
+)
+
+// A randomized check of conservation: pools whose batches (some with
+// WithLimit), Resize and Shutdown race, with jobs that fail, panic or call
+// runtime.Goexit. Every job accepted runs exactly once or becomes exactly
+// one dead letter (skipped or dropped), none refused ever runs, the counts
+// of Stats add up, no batch runs more jobs at once than its limit, and no
+// goroutine is left behind. A failure prints the seed that replays it.
+func TestPoolsWithBatchesResizeAndShutdownConserveEveryJob(t *testing.T) {
+	ignore := goleak.IgnoreCurrent()
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rounds := 400
+	if raceEnabled {
+		rounds = 100
+	}
+	for round := range rounds {
+		if !conserves(t, rand.New(rand.NewPCG(seed, uint64(round)))) {
+			t.Fatalf("round %d of seed %d", round, seed)
+		}
+	}
+	goleak.VerifyNone(t, ignore)
+}
+
+// A ledger records what each job of a round (its id) is to do, and what
+// became of it.
+type ledger struct {
+	fate, batch   [200]int // set before the job's Submit
+	runs, letters [200]atomic.Int32
+	accepted      [200]atomic.Bool
+	next          atomic.Int64
+	failed        atomic.Int64 // jobs that returned an error, panicked or called runtime.Goexit
+	limit         [3]int       // each batch's, or 0
+	running       [3]atomic.Int64
+	over          atomic.Bool // a batch ran more jobs at once than its limit
+}
+
+// do is the pools' handler: it runs job id as its fate says.
+func (l *ledger) do(_ context.Context, id int64) error {
+	l.runs[id].Add(1)
+	b := l.batch[id]
+	if n := l.running[b].Add(1); l.limit[b] > 0 && n > int64(l.limit[b]) {
+		l.over.Store(true)
+	}
+	defer l.running[b].Add(-1)
+	switch l.fate[id] {
+	case 0:
+		l.failed.Add(1)
+		runtime.Goexit()
+	case 1, 2:
+		l.failed.Add(1)
+		panic("boom")
+	case 3, 4, 5:
+		l.failed.Add(1)
+		return errors.New("failed")
+	case 6, 7:
+		runtime.Gosched()
+	}
+	return nil
+}
+
+func conserves(t *testing.T, rng *rand.Rand) bool {
+	var l ledger
+	ctx := context.Background()
+	workers := 1 + rng.IntN(4)
+	p := crew.NewPool(workers, l.do, crew.WithQueueSize(1+rng.IntN(3)), crew.WithDeadLetters(func(d crew.DeadLetter) {
+		l.letters[d.Message.(int64)].Add(1)
+	}))
+	var wg sync.WaitGroup
+	for b := range l.limit {
+		l.limit[b] = rng.IntN(3) // 0: none
+		jobs := 10 + rng.IntN(40)
+		seed := rng.Uint64()
+		wg.Go(func() { runBatch(p, &l, b, jobs, rand.New(rand.NewPCG(seed, uint64(b)))) })
+	}
+	resizes := make([]int, 4)
+	for i := range resizes {
+		resizes[i] = 1 + rng.IntN(4)
+	}
+	wg.Go(func() {
+		for _, n := range resizes {
+			p.Resize(n) // also replaces the workers a Goexit ended
+			runtime.Gosched()
+		}
+	})
+	shutdown, cancel := context.WithCancel(ctx)
+	defer cancel()
+	switch rng.IntN(3) {
+	case 0: // a deadline already past
+		cancel()
+	case 1: // a deadline that passes once a few jobs ran
+		after := int64(1 + rng.IntN(20))
+		go func() {
+			for l.next.Load() < after && shutdown.Err() == nil {
+				runtime.Gosched()
+			}
+			cancel()
+		}()
+	}
+	for l.next.Load() < int64(rng.IntN(30)) {
+		runtime.Gosched() // let some jobs in before Shutdown races them
+	}
+	_ = p.Shutdown(shutdown)
+	wg.Wait()
+	_ = p.Wait()
+	return balanced(t, p, &l)
+}
+
+// runBatch submits up to jobs jobs to batch b of p, until a Submit is
+// refused, then waits for the batch. Ids are taken in turn by the batches.
+func runBatch(p *crew.Pool[int64], l *ledger, b, jobs int, rng *rand.Rand) {
+	var opts []crew.Option
+	if l.limit[b] > 0 {
+		opts = append(opts, crew.WithLimit(l.limit[b]))
+	}
+	batch, bctx := p.NewBatch(context.Background(), opts...)
+	for range jobs {
+		id := l.next.Add(1) - 1
+		l.fate[id], l.batch[id] = rng.IntN(40), b
+		if batch.Submit(bctx, id) != nil {
+			break
+		}
+		l.accepted[id].Store(true)
+	}
+	_ = batch.Wait()
+}
+
+// balanced checks what the ledger and p's Stats say of the round.
+func balanced(t *testing.T, p *crew.Pool[int64], l *ledger) bool {
+	ok := assert.False(t, l.over.Load(), "a batch ran more jobs at once than its limit")
+	var accepted, ran, letters int64
+	for id := range l.next.Load() {
+		r, d := int64(l.runs[id].Load()), int64(l.letters[id].Load())
+		ran, letters = ran+r, letters+d
+		if l.accepted[id].Load() {
+			accepted++
+			ok = assert.EqualValues(t, 1, r+d, "job %d ran %d times and left %d dead letters", id, r, d) && ok
+		} else {
+			ok = assert.Zero(t, r+d, "job %d was refused, yet ran %d times and left %d dead letters", id, r, d) && ok
+		}
+	}
+	s := p.Stats()
+	ok = assert.Equal(t, accepted, s.Submitted, "Submitted") && ok
+	ok = assert.Equal(t, ran, s.Completed, "Completed") && ok
+	ok = assert.Equal(t, letters, s.Canceled+s.Dropped, "Canceled+Dropped") && ok
+	ok = assert.Equal(t, l.failed.Load(), s.Failed, "Failed") && ok
+	ok = assert.Zero(t, s.Queued+s.Running, "Queued+Running") && ok
+	return ok
+}
