@@ -52,8 +52,10 @@ func NewRouter[T any](s Strategy, routees ...*Ref[T]) *Router[T] {
 
 // SpawnRouter spawns n actors that run handle and returns a Router over
 // them: the pool variant. The options apply to every actor (WithMailbox
-// calls its factory once per actor; WithName names them name-0, name-1, ...)
-// and WithStrategy chooses the strategy, SmallestMailbox by default.
+// calls its factory once per actor) and WithStrategy chooses the strategy,
+// SmallestMailbox by default. WithName names the router, and its routees
+// name-0, name-1, ...: without it, the router is "router-1", "router-2",
+// ... in the order of their SpawnRouter calls, as pools are named.
 //
 // With WithKey the router keeps each key's messages in order, one at a
 // time, as a keyed pool does (see WithKey): a message whose key has one in a
@@ -80,6 +82,9 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 	if handle == nil {
 		panic("crew: SpawnRouter: nil handler")
 	}
+	if o.name == "" {
+		o.name = "router-" + strconv.FormatInt(routerSeq.Add(1), 10)
+	}
 	var rk *routerKeys[T]
 	if o.keyed != nil {
 		rk = newRouterKeys[T](n, &o)
@@ -99,10 +104,7 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 	}
 	refs := make([]*Ref[T], n)
 	for i := range refs {
-		name := strconv.Itoa(i)
-		if o.name != "" {
-			name = o.name + "-" + name
-		}
+		name := o.name + "-" + strconv.Itoa(i)
 		ro, h := o, handle
 		if boxes != nil {
 			mb := boxes[i]
@@ -120,6 +122,9 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 	}
 	return r
 }
+
+// routerSeq numbers the routers spawned without a name.
+var routerSeq atomic.Int64
 
 // Tell sends msg to the routee the strategy picks; see Ref.Tell for what it
 // returns. If that routee stopped in the meantime, Tell picks again. It

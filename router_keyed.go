@@ -36,9 +36,6 @@ func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
 	if rk.sink == nil {
 		rk.sink = logDeadLetter
 	}
-	if rk.name == "" {
-		rk.name = "router"
-	}
 	return rk
 }
 
