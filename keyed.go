@@ -81,8 +81,8 @@ func keyedFor[T any](o *options, owner, noun string) (keyFlows[T], keyPin[T]) {
 // keyFlows is WithKey's table of flows, one per key with a job queued or
 // running, each with a limit of 1, so that the key's jobs run one at a
 // time, in order: a keyed pool dispatches them as it does every flow, and
-// a keyed router holds a message back while its key is busy (see gate).
-// Its owner guards it with a lock.
+// a keyed router holds a message back while its key is busy (see
+// routerKeys). Its owner guards it with a lock.
 type keyFlows[T any] interface {
 	// flow returns the flow of job's key, made if the key has none.
 	flow(job T) *flow[T]
@@ -144,35 +144,6 @@ func (t *keyFlowTable[T, K]) each(visit func(*flow[T])) {
 }
 
 func (t *keyFlowTable[T, K]) active() int { return len(t.m) }
-
-// A gate is a keyed router's view of its key flows: a message whose key
-// has one out (in a routee's mailbox, or being handled) waits in its key's
-// flow. The router's lock guards it.
-type gate[T any] struct{ keys keyFlows[T] }
-
-// enter reports whether msg may go out now, its key having none out; if
-// not, it queues msg behind its key.
-func (g gate[T]) enter(msg T) bool {
-	f := g.keys.flow(msg)
-	if f.running == 0 {
-		f.running = 1
-		return true
-	}
-	f.push(msg, 0)
-	return false
-}
-
-// leave is told that msg, out, is done with. It returns the next message
-// of its key, now out, if one waits; otherwise the key is free again.
-func (g gate[T]) leave(msg T) (next T, ok bool) {
-	f := g.keys.flow(msg) // made, and released at once, for a message told past the router
-	if f.q.n > 0 {
-		return f.pop(), true
-	}
-	f.running = 0
-	g.keys.release(f, msg)
-	return next, false
-}
 
 // A keyPin maps each job to the worker its key is pinned to
 // (WithConsistentHash).

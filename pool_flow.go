@@ -48,6 +48,10 @@ func (f *flow[T]) pop() T {
 	return e.msg
 }
 
+// front returns the oldest job without removing it; the flow has one (and
+// no mailbox).
+func (f *flow[T]) front() T { return f.q.buf[f.q.head].msg }
+
 // head reports the number of the flow's oldest job: what the order sorts
 // flows by. A mailbox orders its own jobs, and is the only flow of its pool.
 func (f *flow[T]) head() uint64 {

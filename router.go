@@ -170,17 +170,6 @@ func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
 		r.refuse(msg)
 		return ErrStopped
 	}
-	if r.keyed != nil {
-		live, refused, errs := r.keyed.broadcast(ctx, msg)
-		if live == 0 {
-			return ErrNoRoutee
-		}
-		for i, ref := range refused {
-			ref.deadLetterTo(r.keyed.sink, msg, errs[i])
-			errs[i] = fmt.Errorf("routee %q: %w", ref.name, errs[i])
-		}
-		return errors.Join(errs...)
-	}
 	var errs []error
 	live := 0
 	for i, ref := range r.refs {

@@ -1,0 +1,125 @@
+package crew_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/crewlib/crew"
+)
+
+// A note is a message of a keyed router's tests: key, and seq, its rank
+// among the notes told, which numbers it. A broadcast note has key -1 and
+// no number of its own.
+type note struct{ key, seq int }
+
+func noteKey(n note) int { return n.key }
+
+// A ledger checks a keyed router's notes: every note a Tell accepted is
+// handled once or becomes a dead letter once, and the notes of each key
+// are handled one at a time, in the order they were told.
+type ledger struct {
+	order  *keyOrder
+	told   []atomic.Bool  // by seq: its Tell returned nil
+	seen   []atomic.Int32 // by seq: handled or dead-lettered
+	copies atomic.Int64   // broadcast notes handled or dead-lettered
+}
+
+func newLedger(keys, notes int) *ledger {
+	return &ledger{order: newKeyOrder(keys), told: make([]atomic.Bool, notes), seen: make([]atomic.Int32, notes)}
+}
+
+// handle is the routees' handler; sink, the router's dead letters.
+func (l *ledger) handle(_ context.Context, n note) error {
+	if n.key < 0 {
+		l.copies.Add(1)
+		return nil
+	}
+	l.order.start(keyedJob{key: n.key, seq: n.seq})
+	l.seen[n.seq].Add(1)
+	l.order.end(keyedJob{key: n.key})
+	return nil
+}
+
+func (l *ledger) sink(d crew.DeadLetter) {
+	if n := d.Message.(note); n.key >= 0 {
+		l.seen[n.seq].Add(1)
+	} else {
+		l.copies.Add(1)
+	}
+}
+
+// tell tells n to r and records whether r accepted it; a refusal other
+// than "no routee" or "stopped" is an error.
+func (l *ledger) tell(t *testing.T, r *crew.Router[note], n note) {
+	switch err := r.Tell(context.Background(), n); {
+	case err == nil:
+		l.told[n.seq].Store(true)
+	case errors.Is(err, crew.ErrNoRoutee), errors.Is(err, crew.ErrStopped):
+		if errors.Is(err, crew.ErrStopped) {
+			l.told[n.seq].Store(true) // a dead letter too
+		}
+	default:
+		t.Errorf("Tell(%v): %v", n, err)
+	}
+}
+
+// check reports each note lost, or handled or dead-lettered more than
+// once, and the breaches of a key's order. Call it once the router is done.
+func (l *ledger) check(t *testing.T, label string) bool {
+	t.Helper()
+	ok := true
+	for seq := range l.seen {
+		want := int32(0)
+		if l.told[seq].Load() {
+			want = 1
+		}
+		if got := l.seen[seq].Load(); got != want {
+			t.Errorf("%s: note %d was handled or dead-lettered %d times, want %d", label, seq, got, want)
+			ok = false
+		}
+	}
+	if n := l.order.breaches.Load(); n > 0 {
+		t.Errorf("%s: %d notes ran beside or before an earlier note of their key", label, n)
+		ok = false
+	}
+	return ok
+}
+
+// A routee that stops while the router broadcasts must not take with it a
+// keyed message's turn: its Broadcast copies and its keyed messages each
+// release exactly what they hold. The race is narrow (the routee stops
+// between taking a message and starting it), so the test repeats it.
+func TestAKeyedRouterLosesNoMessageWhenBroadcastMeetsARouteesStop(t *testing.T) {
+	const rounds, notes = 3000, 24
+	for round := range rounds {
+		l := newLedger(2, notes)
+		r := crew.SpawnRouter(context.Background(), 2, l.handle, crew.WithKey(noteKey), crew.WithDeadLetters(l.sink))
+		stop, stopped := make(chan struct{}), make(chan struct{})
+		go func() {
+			<-stop
+			r.Routees()[0].Stop()
+			close(stopped)
+		}()
+		for seq := range notes {
+			if seq == notes/3 {
+				close(stop)
+			}
+			if seq%3 == 2 {
+				_ = r.Broadcast(context.Background(), note{key: -1, seq: seq})
+				continue
+			}
+			l.tell(t, r, note{key: seq % 2, seq: seq})
+		}
+		<-stopped
+		r.Stop()
+		<-r.Done()
+		if !l.check(t, fmt.Sprint("round ", round)) || !assert.Zero(t, r.Keys(), "round %d: a key stays busy", round) {
+			return
+		}
+	}
+}
