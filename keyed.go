@@ -49,9 +49,15 @@ func WithKey[T any, K comparable](key func(T) K) Option {
 // key over the live workers (the highest of hash(key, worker)), so that a
 // key keeps its worker across calls and runs: what per-worker caches need.
 // Jobs of one key run in submission order, one at a time, queued at their
-// worker. Unlike WithKey it ignores load: a hot key, or an unlucky spread of
-// keys, leaves one worker with a queue while others idle. It costs one hash
-// of the key and one per worker. Like WithKey, it takes the default backlog.
+// worker. A router's key moves off its routee only when that routee stops
+// or drains, and only once the key's messages there have ended (handled,
+// or delivered as dead letters); the key's messages told meanwhile wait in
+// the router, as WithKey's do. So the end of each message of a key happens
+// before the start of the next. Unlike WithKey it ignores load: a hot key,
+// or an unlucky spread of keys, leaves one worker with a queue while others
+// idle. It costs one hash of the key and one per worker; a router also
+// looks the key up in its table of busy keys, as WithKey does. Like
+// WithKey, it takes the default backlog.
 func WithConsistentHash[T any, K comparable](key func(T) K) Option {
 	if key == nil {
 		panic("crew: WithConsistentHash: nil key function")
@@ -150,6 +156,9 @@ func (t *keyFlowTable[T, K]) active() int { return len(t.m) }
 type keyPin[T any] interface {
 	// place returns the worker among n for job, or -1 if none is up.
 	place(job T, n int, up func(int) bool) int
+	// flows returns a table of flows by key, in which a router keeps
+	// each key's messages out and those waiting behind them.
+	flows() keyFlows[T]
 }
 
 // rendezvous is WithConsistentHash's pin.
@@ -171,6 +180,8 @@ func (r *rendezvous[T, K]) place(job T, n int, up func(int) bool) int {
 	}
 	return best
 }
+
+func (r *rendezvous[T, K]) flows() keyFlows[T] { return newKeyFlows(r.key) }
 
 // mix is splitmix64's finalizer: a bijection that spreads every input bit.
 func mix(x uint64) uint64 {

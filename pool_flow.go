@@ -14,6 +14,7 @@ type flow[T any] struct {
 	limit   int               // the most jobs running at once, or 0
 	at      int               // 1 + the flow's index in the order, or 0 while it is not there
 	batch   *Batch[T]         // the batch whose jobs these are, or nil
+	routee  int               // a keyed router's: the routee its jobs running are at
 }
 
 // queued reports the jobs waiting to be dispatched.

@@ -61,7 +61,11 @@ func NewRouter[T any](s Strategy, routees ...*Ref[T]) *Router[T] {
 // time, as a keyed pool does (see WithKey): a message whose key has one in a
 // routee's mailbox or being handled waits in the router, and the strategy
 // places it when that one is done. With WithConsistentHash each key's
-// messages go to one routee. Send a keyed router's messages through its
+// messages go to its routee, and move to another only once that one has
+// stopped and the key's messages there have ended, those told meanwhile
+// waiting in the router. Either way the end of a key's message, handled
+// or dead-lettered, happens before the next message of its key starts.
+// Send a keyed router's messages through its
 // Tell, not to a routee directly, which would bypass its keys. Such a router
 // takes the default mailbox (WithMailbox panics); Broadcast ignores keys.
 // SpawnRouter panics if n is less than 1 or an option does not apply to a
@@ -140,7 +144,7 @@ func (r *Router[T]) Tell(ctx context.Context, msg T) error {
 		return ErrStopped
 	}
 	if r.keyed != nil {
-		return r.keyed.tell(ctx, msg)
+		return r.keyed.tell(msg)
 	}
 	for range len(r.refs) {
 		i := r.picker.Pick()

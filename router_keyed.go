@@ -6,24 +6,25 @@ import (
 )
 
 // routerKeys dispatches a keyed router's messages (SpawnRouter with WithKey
-// or WithConsistentHash), with the key flows of keyed pools. WithKey holds
-// a message back while its key has one out (in a routee's mailbox, or
-// being handled), and places it with the router's strategy once that one
-// has ended; WithConsistentHash's pin sends each message to its key's
-// routee.
+// or WithConsistentHash) through key flows, as keyed pools do: each key
+// with messages out (in a routee's mailbox, or being handled) or waiting
+// behind them has a flow. A WithKey key has one message out at a time,
+// placed by the router's strategy; a WithConsistentHash key has its
+// messages out at its routee, chosen by the pin, and moves to another only
+// once that one stopped and the key's messages there have ended.
 //
 // Each message out travels in a parcel with its key's flow (see
 // routeeBox), and its end, handled or dead-lettered, ends that turn of
-// its key: so the end of a key's message happens before the key's next
-// message is told to a routee.
+// its key: so the end of a key's message happens before a message of its
+// key that waited behind it is told to a routee.
 type routerKeys[T any] struct {
 	mu   sync.Mutex  // guards keys and their flows
-	keys keyFlows[T] // WithKey's: a flow per key with a message out
-	pin  keyPin[T]   // WithConsistentHash's
+	keys keyFlows[T] // a flow per key with messages out or waiting
+	pin  keyPin[T]   // WithConsistentHash's; nil for WithKey's
 	up   func(int) bool
 
 	refs   []*Ref[T]
-	boxes  []*routeeBox[T] // the routees' mailboxes, if keys is set
+	boxes  []*routeeBox[T] // the routees' mailboxes
 	picker *Picker         // the router's
 	sink   func(DeadLetter)
 	name   string // the router's, for its dead letters
@@ -32,9 +33,10 @@ type routerKeys[T any] struct {
 func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
 	rk := &routerKeys[T]{sink: o.deadLetters, name: o.name}
 	rk.keys, rk.pin = keyedFor[T](o, "router", "messages")
-	if rk.keys != nil {
-		rk.boxes = make([]*routeeBox[T], n)
+	if rk.pin != nil {
+		rk.keys = rk.pin.flows()
 	}
+	rk.boxes = make([]*routeeBox[T], n)
 	if rk.sink == nil {
 		rk.sink = logDeadLetter
 	}
@@ -45,9 +47,6 @@ func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
 // its handler, which ends the turn of the key of each message it handles
 // once the handler has returned (or panicked, or called runtime.Goexit).
 func (rk *routerKeys[T]) forRoutee(i int, handle func(context.Context, T) error, o *options) func(context.Context, T) error {
-	if rk.keys == nil {
-		return handle
-	}
 	box := newRouteeBox(rk.end)
 	rk.boxes[i] = box
 	o.newMailbox = func() Mailbox[T] { return box }
@@ -67,8 +66,8 @@ func (rk *routerKeys[T]) bind(r *Router[T]) {
 
 // tell sends msg on, or holds it behind its key. A routee that refused it
 // records it as a dead letter.
-func (rk *routerKeys[T]) tell(ctx context.Context, msg T) error {
-	by, err := rk.route(ctx, msg)
+func (rk *routerKeys[T]) tell(msg T) error {
+	by, err := rk.route(msg)
 	if by != nil {
 		by.deadLetter(msg, err)
 	}
@@ -76,31 +75,9 @@ func (rk *routerKeys[T]) tell(ctx context.Context, msg T) error {
 }
 
 // route is tell under the lock, which a panicking key function releases.
-func (rk *routerKeys[T]) route(ctx context.Context, msg T) (by *Ref[T], err error) {
+func (rk *routerKeys[T]) route(msg T) (by *Ref[T], err error) {
 	rk.mu.Lock()
 	defer rk.mu.Unlock()
-	if rk.pin != nil {
-		// A routee that stopped after place saw it up refuses with
-		// ErrStopped: place again, and the key moves to a live one.
-		for range len(rk.refs) {
-			i := rk.pin.place(msg, len(rk.refs), rk.up)
-			if i < 0 {
-				break
-			}
-			// Queued under the lock, so that a key's messages reach their
-			// routee in the order their Tells took it; the mailbox is
-			// unbounded, so this never blocks.
-			switch err := rk.refs[i].tell(ctx, msg); err {
-			case nil:
-				return nil, nil
-			case ErrStopped:
-				continue
-			default:
-				return rk.refs[i], err
-			}
-		}
-		return nil, ErrNoRoutee
-	}
 	key := rk.keys.flow(msg)
 	if key.q.n > 0 {
 		key.push(msg, 0) // behind the messages of its key that wait already
@@ -117,34 +94,53 @@ func (rk *routerKeys[T]) route(ctx context.Context, msg T) (by *Ref[T], err erro
 }
 
 // send tells msg, of key, with none of its key waiting before it, to a
-// routee, if its key lets it go now: a WithKey key has one message out at
-// a time, placed by the strategy. It reports whether msg must wait behind
-// its key instead; otherwise the routee that refused it and why, or
-// ErrNoRoutee once every routee has stopped. rk.mu is held.
+// routee if its key lets it go now: a WithKey key once it has no message
+// out, to the routee the strategy picks; a WithConsistentHash key to the
+// routee its messages out are at, or, once none is out, to the one the
+// pin chooses among the live ones. It is called under the lock, so that a
+// key's messages reach their routee in the order their Tells took the
+// lock; the mailbox is unbounded, so this never blocks.
+//
+// It reports whether msg must wait behind its key; otherwise the routee
+// that refused it and why, or ErrNoRoutee once every routee has stopped.
 func (rk *routerKeys[T]) send(key *flow[T], msg T) (wait bool, by *Ref[T], err error) {
-	if key.running > 0 {
-		return true, nil, nil
-	}
 	for range len(rk.refs) {
-		i := rk.picker.Pick()
-		if i < 0 {
-			break
+		switch {
+		case key.running == 0:
+			if key.routee = rk.choose(msg); key.routee < 0 {
+				return false, nil, ErrNoRoutee
+			}
+		case rk.pin == nil:
+			return true, nil, nil // one message of a key out at a time
 		}
-		ref := rk.refs[i]
+		ref := rk.refs[key.routee]
 		err := ErrStopped
 		if !ref.Stopped() {
-			err = ref.queued(rk.boxes[i].put(msg, key))
+			err = ref.queued(rk.boxes[key.routee].put(msg, key))
 		}
-		switch err {
-		case nil:
+		switch {
+		case err == nil:
 			key.running++
 			return false, nil, nil
-		case ErrStopped: // since Pick saw it live: pick again
-		default:
+		case err != ErrStopped:
 			return false, ref, err
+		case key.running > 0:
+			// Its routee stops, with messages of the key still there: the
+			// key moves once they have ended, and msg waits until then.
+			return true, nil, nil
 		}
+		// The routee stopped since it was chosen: choose among the others.
 	}
 	return false, nil, ErrNoRoutee
+}
+
+// choose returns the routee for a message whose key has none out, or -1 if
+// every routee has stopped.
+func (rk *routerKeys[T]) choose(msg T) int {
+	if rk.pin != nil {
+		return rk.pin.place(msg, len(rk.refs), rk.up)
+	}
+	return rk.picker.Pick()
 }
 
 // A refusal is a message that waited behind its key and that no routee
@@ -192,11 +188,12 @@ func (rk *routerKeys[T]) ended(key *flow[T], msg T) (refused []refusal[T]) {
 	return refused
 }
 
-// Keys reports how many keys a keyed router (SpawnRouter with WithKey) has
-// busy now: those with a message in a routee's mailbox or being handled.
-// It is 0 for other routers.
+// Keys reports how many keys a keyed router (SpawnRouter with WithKey or
+// WithConsistentHash) has busy now: those with a message in a routee's
+// mailbox, being handled, or waiting behind its key in the router. It is
+// 0 for other routers.
 func (r *Router[T]) Keys() int {
-	if r.keyed == nil || r.keyed.keys == nil {
+	if r.keyed == nil {
 		return 0
 	}
 	r.keyed.mu.Lock()

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/crewlib/crew"
 )
@@ -121,5 +123,64 @@ func TestAKeyedRouterLosesNoMessageWhenBroadcastMeetsARouteesStop(t *testing.T) 
 		if !l.check(t, fmt.Sprint("round ", round)) || !assert.Zero(t, r.Keys(), "round %d: a key stays busy", round) {
 			return
 		}
+	}
+}
+
+// WithConsistentHash moves a key off a routee that drains or stops only
+// once the key's messages there have ended: one told meanwhile waits
+// behind them, so that the key's messages still run one at a time, in the
+// order they were told.
+func TestConsistentHashMovesAKeyOnlyOnceItsMessagesOnAStoppingRouteeEnded(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		stop        func(*crew.Ref[note])
+		handled     []int
+		deadLetters int
+	}{
+		{"when the routee drains, its queued message runs before the next on another routee", (*crew.Ref[note]).Drain, []int{0, 1, 2}, 0},
+		{"when the routee stops, the next waits for the one in flight", (*crew.Ref[note]).Stop, []int{0, 2}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				started, hold := make(chan struct{}), gateFor(t)
+				order := newKeyOrder(1)
+				var rec recorder
+				var dead letters
+				r := crew.SpawnRouter(context.Background(), 2, func(_ context.Context, n note) error {
+					order.start(keyedJob{key: n.key, seq: n.seq})
+					rec.add(n.seq)
+					if n.seq == 0 {
+						close(started)
+						<-hold
+					}
+					order.end(keyedJob{key: n.key})
+					return nil
+				}, crew.WithConsistentHash(noteKey), crew.WithDeadLetters(dead.sink))
+				ctx := context.Background()
+				require.NoError(t, r.Tell(ctx, note{seq: 0}))
+				<-started
+				require.NoError(t, r.Tell(ctx, note{seq: 1}))
+				synctest.Wait() // the other routee is idle, not busy
+				var home *crew.Ref[note]
+				for _, ref := range r.Routees() {
+					if ref.Busy() {
+						home = ref
+					}
+				}
+				require.NotNil(t, home, "the routee of key 0 handles seq 0")
+				tc.stop(home)
+				require.NoError(t, r.Tell(ctx, note{seq: 2}))
+				synctest.Wait() // seq 2 waits behind seq 0 (and seq 1), in the router
+				assert.Equal(t, 1, r.Keys(), "key 0 has messages out")
+				close(hold)
+				synctest.Wait()
+				assert.Equal(t, tc.handled, rec.get())
+				assert.Len(t, dead.get(), tc.deadLetters)
+				assert.Zero(t, order.breaches.Load(), "a message of key 0 ran beside or before an earlier one")
+				assert.Zero(t, r.Keys())
+				r.Stop()
+				<-r.Done()
+			})
+		})
 	}
 }
