@@ -3,10 +3,15 @@ package crew_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -182,5 +187,101 @@ func TestConsistentHashMovesAKeyOnlyOnceItsMessagesOnAStoppingRouteeEnded(t *tes
 				<-r.Done()
 			})
 		})
+	}
+}
+
+var routerSeed = flag.Uint64("crew.router-seed", 0, "the seed of TestKeyedRoutersLoseNothingWithRouteesStoppedAndDrainedMidTraffic; 0 draws one")
+
+// Keyed routers, by key and by consistent hash, with routees stopped and
+// drained while one goroutine tells keyed messages and another
+// broadcasts: each message told is handled or dead-lettered once, each
+// key's messages run one at a time and in order, and no key stays busy
+// once the router is done. Each round draws its router and its events
+// from the seed, which the log prints; rerun one with -crew.router-seed.
+func TestKeyedRoutersLoseNothingWithRouteesStoppedAndDrainedMidTraffic(t *testing.T) {
+	seed := *routerSeed
+	if seed == 0 {
+		seed = uint64(time.Now().UnixNano())
+	}
+	t.Logf("seed %d", seed)
+	rounds := 10000
+	if testing.Short() || raceEnabled {
+		rounds = 2000
+	}
+	for round := range rounds {
+		rng := rand.New(rand.NewPCG(seed, uint64(round)))
+		routees, keys, notes := 1+rng.IntN(4), 1+rng.IntN(6), 32+rng.IntN(96)
+		opt, how := crew.WithKey(noteKey), "WithKey"
+		if rng.IntN(2) == 0 {
+			opt, how = crew.WithConsistentHash(noteKey), "WithConsistentHash"
+		}
+		label := fmt.Sprintf("round %d (%s, %d routees, %d keys)", round, how, routees, keys)
+		l := newLedger(keys, notes)
+		yields := rng.IntN(4)
+		r := crew.SpawnRouter(context.Background(), routees, func(ctx context.Context, n note) error {
+			for range yields {
+				runtime.Gosched() // let messages queue, and widen the windows between a start and its end
+			}
+			return l.handle(ctx, n)
+		}, opt, crew.WithDeadLetters(l.sink))
+
+		// Events: a routee stops or drains once the teller has told the
+		// note numbered at: on the teller's goroutine, before it tells the
+		// next (inline), or on a goroutine of its own, racing the Tells.
+		type event struct {
+			at, routee    int
+			drain, inline bool
+		}
+		events := make([]event, rng.IntN(routees+1))
+		marks := make(map[int]chan struct{})
+		for i := range events {
+			e := event{at: rng.IntN(notes), routee: rng.IntN(routees), drain: rng.IntN(2) == 0, inline: rng.IntN(2) == 0}
+			if events[i] = e; marks[e.at] == nil {
+				marks[e.at] = make(chan struct{})
+			}
+		}
+		apply := func(e event) {
+			if ref := r.Routees()[e.routee]; e.drain {
+				ref.Drain()
+			} else {
+				ref.Stop()
+			}
+		}
+		var wg sync.WaitGroup
+		for _, e := range events {
+			if !e.inline {
+				wg.Go(func() {
+					<-marks[e.at]
+					apply(e)
+				})
+			}
+		}
+		broadcasts := rng.IntN(8)
+		wg.Go(func() {
+			for range broadcasts {
+				_ = r.Broadcast(context.Background(), note{key: -1})
+			}
+		})
+		for seq := range notes {
+			l.tell(t, r, note{key: rng.IntN(keys), seq: seq})
+			if ch := marks[seq]; ch != nil {
+				for _, e := range events {
+					if e.inline && e.at == seq {
+						apply(e)
+					}
+				}
+				close(ch)
+			}
+		}
+		wg.Wait()
+		if rng.IntN(2) == 0 {
+			r.Drain()
+		} else {
+			r.Stop()
+		}
+		<-r.Done()
+		if !l.check(t, label) || !assert.Zero(t, r.Keys(), "%s: a key stays busy", label) {
+			return
+		}
 	}
 }
