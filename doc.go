@@ -99,8 +99,9 @@
 //	WithKey          jobs of one key (account, device,   a map lookup under a    per-key order; a key's jobs wait
 //	(pools, Spawn-   tenant) must run in order; keys     lock, per message and   for each other, so a hot key is
 //	Router)          vary in load                        per message's end       one worker's work at a time
-//	WithConsistent-  per-worker caches: a key must keep  one hash per worker     ignores load: a hot key or an
-//	Hash (same)      its worker across calls                                     unlucky spread leaves a queue
+//	WithConsistent-  per-worker caches: a key must keep  one hash per worker;   ignores load: a hot key or an
+//	Hash (same)      its worker across calls             plus WithKey's map      unlucky spread leaves a queue
+//	                                                     lookups in a router
 //
 // SmallestMailbox scores a routee by its queued messages plus 1 while it is
 // busy. An idle routee with an empty mailbox wins at once; otherwise the
@@ -119,7 +120,10 @@
 // workers as they free, and a hot key or an unlucky one never buries a
 // worker's queue, as hashing does. The key table holds only busy keys.
 // WithConsistentHash is the classic alternative (rendezvous hashing): the
-// same key always goes to the same live worker, whatever the load.
+// same key always goes to the same live worker, whatever the load. A
+// router's key moves off a routee that stops or drains only once its
+// messages there have ended; those told meanwhile wait in the router, so
+// a key's messages still run in order, one at a time.
 //
 // Bounded's overflow policies:
 //

@@ -52,9 +52,15 @@ func WithKey[T any, K comparable](key func(T) K) Option {
 // key over the live workers (the highest of hash(key, worker)), so that a
 // key keeps its worker across calls and runs: what per-worker caches need.
 // Jobs of one key run in submission order, one at a time, queued at their
-// worker. Unlike WithKey it ignores load: a hot key, or an unlucky spread of
-// keys, leaves one worker with a queue while others idle. It costs one hash
-// of the key and one per worker. Like WithKey, it takes the default backlog.
+// worker. A router's key moves off its routee only when that routee stops
+// or drains, and only once the key's messages there have ended (handled,
+// or delivered as dead letters); the key's messages told meanwhile wait in
+// the router, as WithKey's do. So the end of each message of a key happens
+// before the start of the next. Unlike WithKey it ignores load: a hot key,
+// or an unlucky spread of keys, leaves one worker with a queue while others
+// idle. It costs one hash of the key and one per worker; a router also
+// looks the key up in its table of busy keys, as WithKey does. Like
+// WithKey, it takes the default backlog.
 func WithConsistentHash[T any, K comparable](key func(T) K) Option {
 	if key == nil {
 		panic("crew: WithConsistentHash: nil key function")
@@ -84,8 +90,8 @@ func keyedFor[T any](o *options, owner, noun string) (keyFlows[T], keyPin[T]) {
 // keyFlows is WithKey's table of flows, one per key with a job queued or
 // running, each with a limit of 1, so that the key's jobs run one at a
 // time, in order: a keyed pool dispatches them as it does every flow, and
-// a keyed router holds a message back while its key is busy (see gate).
-// Its owner guards it with a lock.
+// a keyed router holds a message back while its key is busy (see
+// routerKeys). Its owner guards it with a lock.
 type keyFlows[T any] interface {
 	// flow returns the flow of job's key, made if the key has none.
 	flow(job T) *flow[T]
@@ -154,40 +160,14 @@ func (t *keyFlowTable[T, K]) each(visit func(*flow[T])) {
 
 func (t *keyFlowTable[T, K]) active() int { return len(t.m) }
 
-// A gate is a keyed router's view of its key flows: a message whose key
-// has one out (in a routee's mailbox, or being handled) waits in its key's
-// flow. The router's lock guards it.
-type gate[T any] struct{ keys keyFlows[T] }
-
-// enter reports whether msg may go out now, its key having none out; if
-// not, it queues msg behind its key.
-func (g gate[T]) enter(msg T) bool {
-	f := g.keys.flow(msg)
-	if f.running == 0 {
-		f.running = 1
-		return true
-	}
-	f.push(msg, 0)
-	return false
-}
-
-// leave is told that msg, out, is done with. It returns the next message
-// of its key, now out, if one waits; otherwise the key is free again.
-func (g gate[T]) leave(msg T) (next T, ok bool) {
-	f := g.keys.flow(msg) // made, and released at once, for a message told past the router
-	if f.q.n > 0 {
-		return f.pop(), true
-	}
-	f.running = 0
-	g.keys.release(f)
-	return next, false
-}
-
 // A keyPin maps each job to the worker its key is pinned to
 // (WithConsistentHash).
 type keyPin[T any] interface {
 	// place returns the worker among n for job, or -1 if none is up.
 	place(job T, n int, up func(int) bool) int
+	// flows returns a table of flows by key, in which a router keeps
+	// each key's messages out and those waiting behind them.
+	flows() keyFlows[T]
 }
 
 // rendezvous is WithConsistentHash's pin.
@@ -209,6 +189,8 @@ func (r *rendezvous[T, K]) place(job T, n int, up func(int) bool) int {
 	}
 	return best
 }
+
+func (r *rendezvous[T, K]) flows() keyFlows[T] { return newKeyFlows(r.key) }
 
 // mix is splitmix64's finalizer: a bijection that spreads every input bit.
 func mix(x uint64) uint64 {

@@ -111,7 +111,8 @@ func collect(opts []Option) options {
 }
 
 // WithName names the actor, for dead letters, errors and logs. A router or
-// pool that spawns its routees names them name-0, name-1, and so on.
+// pool that spawns its routees names them name-0, name-1, and so on; one
+// without a name is "router-1" or "pool-1", numbered in creation order.
 func WithName(name string) Option {
 	return func(o *options) { o.set |= optName; o.name = name }
 }

@@ -17,6 +17,7 @@ type flow[T any] struct {
 	batch   *Batch[T]         // the batch whose jobs these are, or nil
 	share   *share[T]         // the share the flow belongs to, in a pool WithFairShare, or nil
 	key     int               // WithKey: where the key table keeps the flow's key
+	routee  int               // a keyed router's: the routee its jobs running are at
 }
 
 // queued reports the jobs waiting to be dispatched.
@@ -58,6 +59,10 @@ func (f *flow[T]) pop() T {
 	}
 	return e.msg
 }
+
+// front returns the oldest job without removing it; the flow has one (and
+// no mailbox).
+func (f *flow[T]) front() T { return f.q.buf[f.q.head].msg }
 
 // head reports the number of the flow's oldest job: what an order sorts
 // flows by. A mailbox orders its own jobs, and is the only flow of its pool.

@@ -146,7 +146,7 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 		panic(fmt.Sprintf("crew: WithMailbox: a %T does not make mailboxes for %T messages", f, *new(T)))
 	}
 	switch r.mb.(type) {
-	case *Unbounded[T], *Segmented[T], *Bounded[T]: // not a mailbox of the user's that embeds one: its Len is its own
+	case *Unbounded[T], *Segmented[T], *Bounded[T], *routeeBox[T]: // not a mailbox of the user's that embeds one: its Len is its own
 		r.in, r.out = r.mb.(counted).counters()
 	default:
 		r.length = r.mb.Len
@@ -207,7 +207,14 @@ func (r *Ref[T]) tell(ctx context.Context, msg T) error {
 	if r.stopped.Load() {
 		return ErrStopped
 	}
-	if err := r.mb.Enqueue(ctx, msg); err != nil {
+	return r.queued(r.mb.Enqueue(ctx, msg))
+}
+
+// queued ends a tell whose Enqueue returned err: it wakes the actor for
+// the message the mailbox accepted, or returns why it did not, ErrStopped
+// for a closed mailbox.
+func (r *Ref[T]) queued(err error) error {
+	if err != nil {
 		if errors.Is(err, ErrMailboxClosed) {
 			err = ErrStopped
 		}
@@ -217,14 +224,11 @@ func (r *Ref[T]) tell(ctx context.Context, msg T) error {
 	return nil
 }
 
-func (r *Ref[T]) deadLetter(msg T, reason error) { r.deadLetterTo(r.sink, msg, reason) }
-
-// deadLetterTo counts msg as one of the actor's dead letters and delivers it
-// to sink: a keyed router delivers those its routees refused on the way in
-// to its own sink, which the routees' do not see.
-func (r *Ref[T]) deadLetterTo(sink func(DeadLetter), msg T, reason error) {
+// deadLetter counts msg as one of the actor's dead letters and delivers it
+// to the sink.
+func (r *Ref[T]) deadLetter(msg T, reason error) {
 	r.dead.Add(1)
-	sink(DeadLetter{Message: msg, Target: r.name, Reason: reason})
+	r.sink(DeadLetter{Message: msg, Target: r.name, Reason: reason})
 }
 
 // run is the actor's goroutine.

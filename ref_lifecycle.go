@@ -15,11 +15,22 @@ func (r *Ref[T]) shutdown(reason error) {
 	}
 	r.stopped.Store(true)
 	r.wake()
-	rest := r.mb.Close()
-	for _, msg := range rest {
-		r.deadLetter(msg, reason)
+	if s, ok := r.mb.(sealer[T]); ok {
+		s.seal(func(msg T) { r.deadLetter(msg, reason) })
+	} else {
+		for _, msg := range r.mb.Close() {
+			r.deadLetter(msg, reason)
+		}
 	}
 	r.end()
+}
+
+// A sealer is a mailbox that keeps with each message what its end must
+// release (a keyed router's routee's, routeeBox): in place of Close,
+// shutdown has it close, hand each message still queued to dead, and
+// release that message's hold only then.
+type sealer[T any] interface {
+	seal(dead func(T))
 }
 
 // end is called once when shutdown has delivered the dead letters and once

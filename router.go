@@ -52,14 +52,20 @@ func NewRouter[T any](s Strategy, routees ...*Ref[T]) *Router[T] {
 
 // SpawnRouter spawns n actors that run handle and returns a Router over
 // them: the pool variant. The options apply to every actor (WithMailbox
-// calls its factory once per actor; WithName names them name-0, name-1, ...)
-// and WithStrategy chooses the strategy, SmallestMailbox by default.
+// calls its factory once per actor) and WithStrategy chooses the strategy,
+// SmallestMailbox by default. WithName names the router, and its routees
+// name-0, name-1, ...: without it, the router is "router-1", "router-2",
+// ... in the order of their SpawnRouter calls, as pools are named.
 //
 // With WithKey the router keeps each key's messages in order, one at a
 // time, as a keyed pool does (see WithKey): a message whose key has one in a
 // routee's mailbox or being handled waits in the router, and the strategy
 // places it when that one is done. With WithConsistentHash each key's
-// messages go to one routee. Send a keyed router's messages through its
+// messages go to its routee, and move to another only once that one has
+// stopped and the key's messages there have ended, those told meanwhile
+// waiting in the router. Either way the end of a key's message, handled
+// or dead-lettered, happens before the next message of its key starts.
+// Send a keyed router's messages through its
 // Tell, not to a routee directly, which would bypass its keys. Such a router
 // takes the default mailbox (WithMailbox panics); Broadcast ignores keys.
 // SpawnRouter panics if n is less than 1 or an option does not apply to a
@@ -80,6 +86,9 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 	if handle == nil {
 		panic("crew: SpawnRouter: nil handler")
 	}
+	if o.name == "" {
+		o.name = "router-" + strconv.FormatInt(routerSeq.Add(1), 10)
+	}
 	var rk *routerKeys[T]
 	if o.keyed != nil {
 		rk = newRouterKeys[T](n, &o)
@@ -99,10 +108,7 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 	}
 	refs := make([]*Ref[T], n)
 	for i := range refs {
-		name := strconv.Itoa(i)
-		if o.name != "" {
-			name = o.name + "-" + name
-		}
+		name := o.name + "-" + strconv.Itoa(i)
 		ro, h := o, handle
 		if boxes != nil {
 			mb := boxes[i]
@@ -121,6 +127,9 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 	return r
 }
 
+// routerSeq numbers the routers spawned without a name.
+var routerSeq atomic.Int64
+
 // Tell sends msg to the routee the strategy picks; see Ref.Tell for what it
 // returns. If that routee stopped in the meantime, Tell picks again. It
 // returns ErrNoRoutee, and creates no dead letter, when every routee has
@@ -135,7 +144,7 @@ func (r *Router[T]) Tell(ctx context.Context, msg T) error {
 		return ErrStopped
 	}
 	if r.keyed != nil {
-		return r.keyed.tell(ctx, msg)
+		return r.keyed.tell(msg)
 	}
 	for range len(r.refs) {
 		i := r.picker.Pick()
@@ -164,17 +173,6 @@ func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
 	if r.stopped.Load() {
 		r.refuse(msg)
 		return ErrStopped
-	}
-	if r.keyed != nil {
-		live, refused, errs := r.keyed.broadcast(ctx, msg)
-		if live == 0 {
-			return ErrNoRoutee
-		}
-		for i, ref := range refused {
-			ref.deadLetterTo(r.keyed.sink, msg, errs[i])
-			errs[i] = fmt.Errorf("routee %q: %w", ref.name, errs[i])
-		}
-		return errors.Join(errs...)
 	}
 	var errs []error
 	live := 0

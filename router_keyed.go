@@ -6,61 +6,54 @@ import (
 )
 
 // routerKeys dispatches a keyed router's messages (SpawnRouter with WithKey
-// or WithConsistentHash), with the mechanism of keyed pools: WithKey's gate
-// holds a message back while its key has one in a routee's mailbox or
-// being handled, and places it, with the router's strategy, once that one
-// is done; WithConsistentHash's pin sends each message to its key's routee.
+// or WithConsistentHash) through key flows, as keyed pools do: each key
+// with messages out (in a routee's mailbox, or being handled) or waiting
+// behind them has a flow. A WithKey key has one message out at a time,
+// placed by the router's strategy; a WithConsistentHash key has its
+// messages out at its routee, chosen by the pin, and moves to another only
+// once that one stopped and the key's messages there have ended.
+//
+// Each message out travels in a parcel with its key's flow (see
+// routeeBox), and its end, handled or dead-lettered, ends that turn of
+// its key: so the end of a key's message happens before a message of its
+// key that waited behind it is told to a routee.
 type routerKeys[T any] struct {
-	mu   sync.Mutex // guards gate, and placed
-	gate *gate[T]
-	pin  keyPin[T]
+	mu   sync.Mutex  // guards keys and their flows
+	keys keyFlows[T] // a flow per key with messages out or waiting
+	pin  keyPin[T]   // WithConsistentHash's; nil for WithKey's
 	up   func(int) bool
 
 	refs   []*Ref[T]
-	picker *Picker // the router's
-	// placed has, for each routee and each message in its mailbox or being
-	// handled, in order, whether the message passed the gate (Broadcast's
-	// did not): its end must then let the next message of its key go.
-	placed []ring[bool]
-	sink   func(DeadLetter) // the user's, or the log
-	name   string
+	boxes  []*routeeBox[T] // the routees' mailboxes
+	picker *Picker         // the router's
+	sink   func(DeadLetter)
+	name   string // the router's, for its dead letters
 }
 
 func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
-	rk := &routerKeys[T]{placed: make([]ring[bool], n), sink: o.deadLetters, name: o.name}
-	keys, pin := keyedFor[T](o, "router", "messages")
-	if keys != nil {
-		rk.gate = &gate[T]{keys}
+	rk := &routerKeys[T]{sink: o.deadLetters, name: o.name}
+	rk.keys, rk.pin = keyedFor[T](o, "router", "messages")
+	if rk.pin != nil {
+		rk.keys = rk.pin.flows()
 	}
-	rk.pin = pin
+	rk.boxes = make([]*routeeBox[T], n)
 	if rk.sink == nil {
 		rk.sink = logDeadLetter
-	}
-	if rk.name == "" {
-		rk.name = "router"
 	}
 	return rk
 }
 
-// forRoutee adapts routee i's handler and dead-letter sink so that a
-// message that passed the gate lets the next of its key go once it has been
-// handled (or has panicked, or called runtime.Goexit), or has become a
-// dead letter in the routee's mailbox.
+// forRoutee gives routee i its mailbox, whose parcels carry their keys, and
+// its handler, which ends the turn of the key of each message it handles
+// once the handler has returned (or panicked, or called runtime.Goexit).
 func (rk *routerKeys[T]) forRoutee(i int, handle func(context.Context, T) error, o *options) func(context.Context, T) error {
-	if rk.gate == nil {
-		return handle
-	}
-	o.deadLetters = func(d DeadLetter) {
-		if msg, ok := d.Message.(T); ok {
-			rk.release(i, msg)
-		}
-		rk.sink(d)
-	}
+	box := newRouteeBox(rk.end)
+	rk.boxes[i] = box
+	o.newMailbox = func() Mailbox[T] { return box }
 	return func(ctx context.Context, msg T) error {
-		rk.mu.Lock()
-		gated, _ := rk.placed[i].pop() // this message's flag: it left the mailbox
-		rk.mu.Unlock()
-		defer rk.releaseGated(msg, gated)
+		if key := box.take(); key != nil {
+			defer rk.end(key, msg)
+		}
 		return handle(ctx, msg)
 	}
 }
@@ -72,146 +65,138 @@ func (rk *routerKeys[T]) bind(r *Router[T]) {
 }
 
 // tell sends msg on, or holds it behind its key. A routee that refused it
-// gets it as a dead letter, to the user's sink (sink) or its own.
-func (rk *routerKeys[T]) tell(ctx context.Context, msg T) error {
-	by, sink, err := rk.route(ctx, msg)
-	switch {
-	case by == nil:
-	case sink:
-		by.deadLetterTo(rk.sink, msg, err)
-	default:
+// records it as a dead letter.
+func (rk *routerKeys[T]) tell(msg T) error {
+	by, err := rk.route(msg)
+	if by != nil {
 		by.deadLetter(msg, err)
 	}
 	return err
 }
 
 // route is tell under the lock, which a panicking key function releases.
-func (rk *routerKeys[T]) route(ctx context.Context, msg T) (by *Ref[T], sink bool, err error) {
+func (rk *routerKeys[T]) route(msg T) (by *Ref[T], err error) {
 	rk.mu.Lock()
 	defer rk.mu.Unlock()
-	if rk.pin != nil {
-		// A routee that stopped after place saw it up refuses with
-		// ErrStopped: place again, and the key moves to a live one.
-		for range len(rk.refs) {
-			i := rk.pin.place(msg, len(rk.refs), rk.up)
-			if i < 0 {
-				break
-			}
-			// Queued under the lock, so that a key's messages reach their
-			// routee in the order their Tells took it; the mailbox is
-			// unbounded, so this never blocks.
-			switch err := rk.refs[i].tell(ctx, msg); err {
-			case nil:
-				return nil, false, nil
-			case ErrStopped:
-				continue
-			default:
-				return rk.refs[i], false, err
-			}
-		}
-		return nil, false, ErrNoRoutee
+	key := rk.keys.flow(msg)
+	if key.q.n > 0 {
+		key.push(msg, 0) // behind the messages of its key that wait already
+		return nil, nil
 	}
-	if !rk.gate.enter(msg) {
-		return nil, false, nil // it goes once the key's message before it is done
+	wait, by, err := rk.send(key, msg)
+	switch {
+	case wait:
+		key.push(msg, 0)
+	case key.running == 0:
+		rk.keys.release(key) // refused, and nothing of its key is out
 	}
-	by, err = rk.place(msg)
-	if err != nil {
-		rk.gate.leave(msg) // nothing queued behind it meanwhile: we hold the lock
-	}
-	return by, true, err
+	return by, err
 }
 
-// place tells msg, whose key is free, to the routee the strategy picks,
-// picking again if that one stopped meanwhile. It returns ErrNoRoutee when
-// every routee has stopped, or the routee that refused msg and why. rk.mu is
-// held.
-func (rk *routerKeys[T]) place(msg T) (*Ref[T], error) {
+// send tells msg, of key, with none of its key waiting before it, to a
+// routee if its key lets it go now: a WithKey key once it has no message
+// out, to the routee the strategy picks; a WithConsistentHash key to the
+// routee its messages out are at, or, once none is out, to the one the
+// pin chooses among the live ones. It is called under the lock, so that a
+// key's messages reach their routee in the order their Tells took the
+// lock; the mailbox is unbounded, so this never blocks.
+//
+// It reports whether msg must wait behind its key; otherwise the routee
+// that refused it and why, or ErrNoRoutee once every routee has stopped.
+func (rk *routerKeys[T]) send(key *flow[T], msg T) (wait bool, by *Ref[T], err error) {
 	for range len(rk.refs) {
-		i := rk.picker.Pick()
-		if i < 0 {
-			break
+		switch {
+		case key.running == 0:
+			if key.routee = rk.choose(msg); key.routee < 0 {
+				return false, nil, ErrNoRoutee
+			}
+		case rk.pin == nil:
+			return true, nil, nil // one message of a key out at a time
 		}
-		switch err := rk.refs[i].tell(context.Background(), msg); err {
-		case nil:
-			rk.placed[i].push(true)
-			return nil, nil
-		case ErrStopped:
-			continue
-		default:
-			return rk.refs[i], err
+		ref := rk.refs[key.routee]
+		err := ErrStopped
+		if !ref.Stopped() {
+			err = ref.queued(rk.boxes[key.routee].put(msg, key))
 		}
+		switch {
+		case err == nil:
+			key.running++
+			return false, nil, nil
+		case err != ErrStopped:
+			return false, ref, err
+		case key.running > 0:
+			// Its routee stops, with messages of the key still there: the
+			// key moves once they have ended, and msg waits until then.
+			return true, nil, nil
+		}
+		// The routee stopped since it was chosen: choose among the others.
 	}
-	return nil, ErrNoRoutee
+	return false, nil, ErrNoRoutee
 }
 
-// release is told that a message of routee i was handled or dead-lettered.
-// If it passed the gate, the next message of its key is placed; one that no
-// routee takes, there being none left, becomes a dead letter, and lets the
-// next go in turn.
-func (rk *routerKeys[T]) release(i int, msg T) {
-	rk.mu.Lock()
-	gated, _ := rk.placed[i].pop()
-	rk.mu.Unlock()
-	rk.releaseGated(msg, gated)
+// choose returns the routee for a message whose key has none out, or -1 if
+// every routee has stopped.
+func (rk *routerKeys[T]) choose(msg T) int {
+	if rk.pin != nil {
+		return rk.pin.place(msg, len(rk.refs), rk.up)
+	}
+	return rk.picker.Pick()
 }
 
-func (rk *routerKeys[T]) releaseGated(msg T, gated bool) {
-	type refusal struct {
-		msg T
-		by  *Ref[T]
-		err error
-	}
-	var refused []refusal
-	rk.mu.Lock()
-	for next, ok := msg, gated; ok; {
-		if next, ok = rk.gate.leave(next); !ok {
-			break
-		}
-		by, err := rk.place(next)
-		if err == nil {
-			break
-		}
-		refused = append(refused, refusal{next, by, err})
-	}
-	rk.mu.Unlock()
-	for _, r := range refused {
+// A refusal is a message that waited behind its key and that no routee
+// took once its turn came: a dead letter of the routee that refused it,
+// or, when none was left, of the router.
+type refusal[T any] struct {
+	msg T
+	by  *Ref[T]
+	err error
+}
+
+// end is told that msg, which held a turn of key, has ended: it was
+// handled, or became a dead letter. It sends the messages that waited
+// behind it as far as their key lets them go; one that no routee takes
+// becomes a dead letter, and lets the next go in turn.
+func (rk *routerKeys[T]) end(key *flow[T], msg T) {
+	for _, r := range rk.ended(key, msg) {
 		if r.by != nil {
-			r.by.deadLetterTo(rk.sink, r.msg, r.err)
+			r.by.deadLetter(r.msg, r.err)
 		} else {
 			rk.sink(DeadLetter{Message: r.msg, Target: rk.name, Reason: r.err})
 		}
 	}
 }
 
-// broadcast tells msg to every routee that has not stopped, outside the
-// gate, and returns the routees that refused it and why.
-func (rk *routerKeys[T]) broadcast(ctx context.Context, msg T) (live int, refused []*Ref[T], errs []error) {
+// ended is end under the lock, which a panicking key function releases.
+func (rk *routerKeys[T]) ended(key *flow[T], msg T) (refused []refusal[T]) {
 	rk.mu.Lock()
 	defer rk.mu.Unlock()
-	for i, ref := range rk.refs {
-		if ref.stopped.Load() {
-			continue
+	key.running--
+	for key.q.n > 0 {
+		next := key.front()
+		wait, by, err := rk.send(key, next)
+		if wait {
+			break
 		}
-		live++
-		if err := ref.tell(ctx, msg); err != nil {
-			refused, errs = append(refused, ref), append(errs, err)
-			continue
-		}
-		if rk.gate != nil {
-			rk.placed[i].push(false)
+		key.pop()
+		if err != nil {
+			refused = append(refused, refusal[T]{next, by, err})
 		}
 	}
-	return live, refused, errs
+	if key.running == 0 && key.q.n == 0 {
+		rk.keys.release(key)
+	}
+	return refused
 }
 
-// Keys reports how many keys a keyed router (SpawnRouter with WithKey) has
-// busy now: those with a message in a routee's mailbox or being handled.
-// It is 0 for other routers.
+// Keys reports how many keys a keyed router (SpawnRouter with WithKey or
+// WithConsistentHash) has busy now: those with a message in a routee's
+// mailbox, being handled, or waiting behind its key in the router. It is
+// 0 for other routers.
 func (r *Router[T]) Keys() int {
-	if r.keyed == nil || r.keyed.gate == nil {
+	if r.keyed == nil {
 		return 0
 	}
 	r.keyed.mu.Lock()
 	defer r.keyed.mu.Unlock()
-	return r.keyed.gate.keys.active()
+	return r.keyed.keys.active()
 }
