@@ -201,7 +201,11 @@
 // a batch that queues many slow jobs first holds every worker until they
 // have started, so WithLimit(n) caps a batch's share: at most n of its
 // jobs run at once, and the rest wait in the backlog without holding a
-// worker while other jobs overtake them. Resize changes a running pool's
+// worker while other jobs overtake them. A pool made WithFairShare shares
+// its workers between batches (or tenants, WithTenant) by the time their
+// jobs run: a small request is not held back by a big one however many
+// jobs it queued, and each backlogged share gets run time in proportion
+// to its weight (WithWeight). Resize changes a running pool's
 // workers, and Shutdown closes it with a deadline, as http.Server's does:
 // once the deadline passes it cancels the jobs and returns, and Wait waits
 // for those that still run.
@@ -213,6 +217,8 @@
 //	typed jobs, one handler        NewPool(n, handle)              every job                Wait
 //	a shared, long-lived pool;     p.NewBatch(ctx, WithLimit(k))   the batch's jobs only    b.Wait per batch;
 //	one batch per request                                                                   p.Shutdown(ctx) at exit
+//	the same, fair between         NewGroup(n, WithFairShare()),   the batch's jobs only    b.Wait per batch
+//	requests or tenants            p.NewBatch(ctx, WithTenant(t))
 //	ordered results                Map(ctx, n, inputs, f)          every input              its return
 //	ordered results, shared pool   MapBatch(ctx, p, inputs, f)     the batch's inputs only  its return
 //

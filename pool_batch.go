@@ -23,7 +23,8 @@ var ErrBatchClosed = errors.New("crew: batch closed")
 // Pool), and run with the batch's context (the one NewBatch returns; for a
 // typed pool, the handler's ctx is the batch's). So batches share the
 // workers first come, first served: a batch that queues 1,000 slow jobs
-// first holds every worker until they have started. WithLimit caps a
+// first holds every worker until they have started, unless the pool was
+// made WithFairShare, which shares them by run time (see WithFairShare). WithLimit caps a
 // batch's share: at most n of its jobs run at once; its jobs over the limit
 // wait in the backlog without holding a worker, the other batches' jobs
 // overtake them, and among the jobs that may run, dispatch stays in
