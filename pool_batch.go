@@ -273,9 +273,9 @@ type BatchStats struct {
 	Limit     int   // the batch's WithLimit, or 0
 
 	// RunTime is the time its jobs that ended ran (Inline ones aside), in
-	// a pool WithFairShare, which measures it to share the workers; 0 in
-	// other pools. The RunTime of a tenant's batches, summed, is the
-	// tenant's service.
+	// a pool WithFairShare, which measures it to share the workers (the
+	// quick jobs' from one in 16: see WithFairShare); 0 in other pools.
+	// The RunTime of a tenant's batches, summed, is the tenant's service.
 	RunTime time.Duration
 }
 

@@ -213,7 +213,7 @@ func (d *dispatcher[T]) place(t task[T], a *after[T]) error {
 		if f.share != nil {
 			d.fair.wake(f.share, d.number()) // a job that never waits backlogs its share too, for an instant
 		}
-		a.grant(d.takeIdle(), grant[T]{t: t, est: d.dispatched(t)})
+		a.grant(d.takeIdle(), d.dispatched(t))
 	case f.mb != nil:
 		n := len(f.evicted)
 		switch err := f.mb.Enqueue(canceledCtx, t.job); {
@@ -233,7 +233,11 @@ func (d *dispatcher[T]) place(t task[T], a *after[T]) error {
 		}
 		f.push(t.job, d.number())
 		d.backlogged++
-		d.fix(f)
+		if f.at == 0 {
+			// A flow in its order keeps its place: a job queued behind
+			// others changes neither its head nor whether it may run.
+			d.fix(f)
+		}
 	}
 	d.held++
 	return nil
@@ -247,15 +251,16 @@ var canceledCtx = func() context.Context {
 }()
 
 // dispatched counts t out of its flow's waiting jobs and into the running
-// ones, and returns the run time its share was charged for it, with
-// WithFairShare. d.mu is held.
-func (d *dispatcher[T]) dispatched(t task[T]) (est int64) {
+// ones, and returns its grant, with the run time its share was charged for
+// it, with WithFairShare. d.mu is held.
+func (d *dispatcher[T]) dispatched(t task[T]) grant[T] {
 	t.f.running++
 	d.running++
+	g := grant[T]{t: t}
 	if s := t.f.share; s != nil {
-		est = d.fair.charge(s)
+		g.est, g.timed = d.fair.charge(s)
 	}
-	return est
+	return g
 }
 
 // number numbers a job queued now, or a Submit blocked: later ones have

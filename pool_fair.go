@@ -1,6 +1,9 @@
 package crew
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // WithFairShare makes a long-lived pool (NewPool, NewGroup, WithContext)
 // share its workers fairly between its batches, by the time they run,
@@ -19,8 +22,10 @@ import "strconv"
 // re-enters at the pool's current virtual time. Within a share, jobs are
 // dispatched in submission order (and blocked Submits served in arrival
 // order); WithLimit, first-error cancellation, skips, dead letters, Wait
-// and Stats keep their meaning. Every job's run time is measured, a read
-// of the clock at its start and end (BatchStats.RunTime).
+// and Stats keep their meaning. The pool reads the clock as a job starts
+// and ends, for every job of a share whose jobs take 4 µs or more, and for
+// one in 16 of the quicker ones, which are charged their share's mean run
+// time (BatchStats.RunTime reports a batch's service).
 //
 // A pool with WithKey, WithConsistentHash or WithMailbox takes no batches:
 // its constructor panics if given WithFairShare too.
@@ -63,6 +68,7 @@ type share[T any] struct {
 	mean    int64             // its jobs' recent mean run time (ns): what a job is charged as it starts
 	queued  int               // its jobs waiting in its flows
 	running int               // its jobs charged and not settled: dispatched, not ended
+	untimed int               // its jobs charged their estimate alone since its last timed one (see charge)
 	at      int               // 1 + its index in fairness.runnable, or 0
 	atBlock int               // 1 + its index in fairness.blocked, or 0
 	tenant  string            // its key in fairness.tenants, or "" for a batch's share of its own
@@ -192,32 +198,61 @@ func (fq *fairness[T]) floor() int64 {
 	return fq.now
 }
 
+// Reading the clock costs tens of nanoseconds, as much as a quick job's
+// dispatch: a job whose share's jobs take timeAllFrom or more is timed,
+// and of the quicker ones, one in timeOneIn, the others charged their
+// share's mean alone. A share whose quick jobs turn slow has its mean
+// corrected by the next timed one, at most timeOneIn jobs later.
+const (
+	timeAllFrom = int64(4 * time.Microsecond)
+	timeOneIn   = 16
+)
+
 // charge charges share s for a job of its that starts, and returns the
-// estimate of its run time charged (see settle). The caller fixes the
-// place of the flow the job came from, and so of s among the runnable
-// shares.
-func (fq *fairness[T]) charge(s *share[T]) int64 {
+// estimate of its run time charged, and whether the job is to be timed
+// (see settle). The caller fixes the place of the flow the job came from,
+// and so of s among the runnable shares.
+func (fq *fairness[T]) charge(s *share[T]) (est int64, timed bool) {
 	fq.now = s.vt
-	est := s.mean
+	est = s.mean
 	if est == 0 {
 		est = fq.mean
 	}
-	s.vt += est / s.weight
+	s.vt += perWeight(est, s.weight)
 	s.running++
 	if s.atBlock > 0 {
 		fq.blocked.fix(s, true)
 	}
-	return est
+	if s.mean >= timeAllFrom || s.untimed == timeOneIn-1 || s.mean == 0 {
+		s.untimed = 0
+		return est, true
+	}
+	s.untimed++
+	return est, false
 }
 
-// settle corrects the charge of share s for a job that ended: est was
-// charged as it started, and it ran for ran ns.
-func (fq *fairness[T]) settle(s *share[T], est, ran int64) {
-	s.vt += (ran - est) / s.weight
+// settle corrects the charge of share s for a job that ended, and returns
+// the job's run time: est was charged as it started, and if it was timed,
+// it ran for ran ns.
+func (fq *fairness[T]) settle(s *share[T], est, ran int64, timed bool) int64 {
 	s.running--
-	s.mean = ewma(s.mean, ran)
-	fq.mean = ewma(fq.mean, ran)
+	if timed {
+		s.vt += perWeight(ran-est, s.weight)
+		s.mean = ewma(s.mean, ran)
+		fq.mean = ewma(fq.mean, ran)
+	} else {
+		ran = est
+	}
 	fq.fixShare(s)
+	return ran
+}
+
+// perWeight divides the run time t by weight w, which is most often 1.
+func perWeight(t, w int64) int64 {
+	if w == 1 {
+		return t
+	}
+	return t / w
 }
 
 // ewma moves the running mean m an eighth of the way towards x, or to x if

@@ -358,3 +358,35 @@ func TestAFairPoolDoesNotAllocatePerJob(t *testing.T) {
 	require.NoError(t, p.Wait())
 	assert.Less(t, allocs/(2*jobs), 0.001, "%v allocations for %d jobs", allocs, 2*jobs)
 }
+
+// A pool times every job of a share whose jobs are slow, and one in 16 of
+// a quick share's, charging the others their share's mean: a share whose
+// quick jobs turn slow is caught by its next timed job.
+func TestAShareWhoseQuickJobsTurnSlowIsChargedTheirTime(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := crew.NewGroup(2, crew.WithFairShare(), crew.WithQueueSize(2000))
+		ctx := context.Background()
+		shifty, sctx := p.NewBatch(ctx)
+		var slowStarts atomic.Int64
+		for i := range 1200 {
+			d := time.Microsecond // charged their mean, but for one in 16
+			if i >= 200 {
+				d = 10 * time.Millisecond
+			}
+			require.NoError(t, shifty.Submit(sctx, func(context.Context) error {
+				if d > time.Microsecond {
+					slowStarts.Add(1)
+				}
+				time.Sleep(d)
+				return nil
+			}))
+		}
+		var log startLog
+		steady := startFeed(p, "steady", 1000, 10*time.Millisecond, &log)
+		time.Sleep(time.Second)
+		s, st := slowStarts.Load(), steady.started.Load()
+		assert.InDelta(t, 0.5, float64(s)/float64(s+st), 0.05, "the share whose jobs turned slow started %d slow jobs, the steady one %d", s, st)
+		require.NoError(t, shifty.Wait())
+		waitFeeds(t, p, steady)
+	})
+}

@@ -7,10 +7,11 @@ package crew
 // rather than run it, if the pool's context (or its batch's) was seen done
 // when it was dispatched.
 type grant[T any] struct {
-	t    task[T]
-	skip error
-	est  int64 // WithFairShare: the run time (ns) the job's share was charged as it was dispatched
-	ran  int64 // WithFairShare: the job's run time (ns), measured by its worker
+	t     task[T]
+	skip  error
+	est   int64 // WithFairShare: the run time (ns) the job's share was charged as it was dispatched
+	timed bool  // WithFairShare: the worker times the job (see fairness.charge)
+	ran   int64 // the job's run time (ns), if timed
 }
 
 // What a worker does after next.
@@ -54,12 +55,13 @@ func (d *dispatcher[T]) next(w *worker[T], g grant[T], ended bool, stop error, a
 // held.
 func (d *dispatcher[T]) take(f *flow[T], a *after[T]) grant[T] {
 	t := task[T]{job: f.pop(), f: f}
-	est := d.dispatched(t)
+	g := d.dispatched(t)
 	d.fix(f)
 	if f.mb != nil && d.waiting.first != nil {
 		d.admit(a) // room opened in the mailbox
 	}
-	return grant[T]{t: t, skip: d.skipping(f), est: est}
+	g.skip = d.skipping(f)
+	return g
 }
 
 // skipping returns why a job of f dispatched now is skipped, or nil: the
@@ -74,9 +76,9 @@ func (d *dispatcher[T]) skipping(f *flow[T]) error {
 
 // pinned dispatches the oldest job queued at worker w. d.mu is held.
 func (d *dispatcher[T]) pinned(w *worker[T]) grant[T] {
-	t := w.unqueue()
-	d.dispatched(t)
-	return grant[T]{t: t, skip: d.stop}
+	g := d.dispatched(w.unqueue())
+	g.skip = d.stop
+	return g
 }
 
 // feed grants runnable jobs to idle workers, while both last: after a job
@@ -117,9 +119,9 @@ func (d *dispatcher[T]) end(g grant[T], a *after[T]) {
 		d.ownSkips++
 	}
 	if s := f.share; s != nil {
-		d.fair.settle(s, g.est, g.ran)
+		ran := d.fair.settle(s, g.est, g.ran, g.timed)
 		if f.batch != nil {
-			f.batch.ran += g.ran
+			f.batch.ran += ran
 		}
 	}
 	d.settle(f)
@@ -161,7 +163,7 @@ func (d *dispatcher[T]) bury(w *worker[T], g grant[T], started bool, a *after[T]
 	case f != nil: // dispatched to w, not started: out of the running jobs, into the lost
 		d.running--
 		if f.share != nil {
-			d.fair.settle(f.share, g.est, 0)
+			d.fair.settle(f.share, g.est, 0, true)
 		}
 		if f.batch == nil { // a batch's stays in its flow until its dead letter (see lost)
 			f.running--

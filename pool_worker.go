@@ -65,15 +65,10 @@ func (w *worker[T]) run() {
 	// The worker labels its goroutine, so that CPU profiles show which
 	// pool burns the time; goroutines its jobs start inherit them.
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("crew.pool", p.name, "crew.worker", strconv.Itoa(w.index))))
-	// A pool WithFairShare charges each job's share its run time. Since
-	// reads the monotonic clock alone, for a Time that holds its reading:
-	// half the cost of Now.
-	timed := p.d.fair != nil
-	epoch := time.Now()
-	var clock time.Duration // timed: when (since epoch) g's job started
-	var g grant[T]          // the job the worker holds: dispatched to it, and run once started is set
-	started := false        // g's job started: next counts it out
-	returned := false       // the loop returned, rather than a runtime.Goexit ending the goroutine
+	epoch := time.Now() // what the worker times jobs from (see grant.timed)
+	var g grant[T]      // the job the worker holds: dispatched to it, and run once started is set
+	started := false    // g's job started: next counts it out
+	returned := false   // the loop returned, rather than a runtime.Goexit ending the goroutine
 	defer func() {
 		if !returned { // a job called runtime.Goexit (a panic is recovered), or a dead-letter sink did
 			w.died(g, started)
@@ -95,19 +90,17 @@ func (w *worker[T]) run() {
 				returned = true
 				return
 			}
-			if timed {
-				clock = time.Since(epoch)
-			}
 		}
 		started = true
-		w.do(g)
-		if timed {
-			// The end of a job is the start of the next, but for a worker
-			// that parked: one read of the clock per job, which charges a
-			// job the dispatcher's turn that gave it to the worker too.
-			now := time.Since(epoch)
-			g.ran, clock = int64(now-clock), now
+		if !g.timed {
+			w.do(g)
+			continue
 		}
+		// Since reads the monotonic clock alone, for a Time that holds
+		// its reading: half the cost of Now.
+		start := time.Since(epoch)
+		w.do(g)
+		g.ran = int64(time.Since(epoch) - start)
 	}
 }
 
