@@ -228,10 +228,11 @@ func (d *dispatcher[T]) place(t task[T], a *after[T]) error {
 		d.backlogged++
 		d.order.fix(f)
 	default:
+		seq := d.number()
 		if f.share != nil {
-			d.fair.wake(f.share, d.number())
+			d.fair.wake(f.share, seq)
 		}
-		f.push(t.job, d.number())
+		f.push(t.job, seq)
 		d.backlogged++
 		if f.at == 0 {
 			// A flow in its order keeps its place: a job queued behind

@@ -44,6 +44,9 @@ func (q *heapOf[E]) first() E {
 // fix puts e where it belongs after its key changed: in the heap, in its
 // place, if in; out of the heap if not.
 func (q *heapOf[E]) fix(e E, in bool) {
+	if n := len(q.h); n == 0 && !in || n == 1 && in && q.h[0] == e {
+		return // nothing moves: the common case of one flow, or one share
+	}
 	at := q.at(e)
 	switch was := *at > 0; {
 	case in && was:
