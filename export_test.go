@@ -37,7 +37,7 @@ func PoolBlocked[T any](p *Pool[T]) int {
 		n++
 	}
 	if p.d.fair != nil {
-		for _, s := range p.d.fair.blocked.h {
+		for s := p.d.fair.blocked.first; s != nil; s = s.next {
 			for w := s.waiting.first; w != nil; w = w.next {
 				n++
 			}

@@ -39,7 +39,7 @@ import (
 //     every job accepted before it closed and of every job those submitted.
 //   - Blocked Submits wait in a FIFO list (with WithFairShare, one per
 //     share); the room a job's end frees goes to the first of them (of the
-//     share furthest behind), before any new Submit can take it.
+//     share whose turn it is), before any new Submit can take it.
 type dispatcher[T any] struct {
 	mu dispatchLock // guards the fields below, the flows, and the fields of Batch and worker that say so
 
@@ -302,7 +302,11 @@ func (d *dispatcher[T]) admit(a *after[T]) {
 		} else if err = d.placeBlocked(w.msg, a); err == errWouldBlock {
 			return
 		}
-		d.unblock(w)
+		if d.fair != nil {
+			d.fair.admitted(w)
+		} else {
+			d.waiting.remove(w)
+		}
 		w.msg, w.err = task[T]{}, err
 		a.reply(w)
 	}
@@ -324,14 +328,14 @@ func (d *dispatcher[T]) withdraw(w *waiter[task[T]]) bool {
 // blocked reports whether a Submit is blocked. d.mu is held.
 func (d *dispatcher[T]) blocked() bool {
 	if d.fair != nil {
-		return d.fair.blocked.len() > 0
+		return d.fair.blocked.first != nil
 	}
 	return d.waiting.first != nil
 }
 
 // nextBlocked returns the blocked Submit that the room a job frees goes
-// to: the oldest, or with WithFairShare, the oldest of the share furthest
-// behind. d.mu is held.
+// to: the oldest, or with WithFairShare, the oldest of the share whose
+// turn it is. d.mu is held.
 func (d *dispatcher[T]) nextBlocked() *waiter[task[T]] {
 	if d.fair != nil {
 		return d.fair.nextBlocked()

@@ -390,3 +390,53 @@ func TestAShareWhoseQuickJobsTurnSlowIsChargedTheirTime(t *testing.T) {
 		waitFeeds(t, p, steady)
 	})
 }
+
+// A big batch whose Submits block from many goroutines at once holds the
+// admission of a first-come-first-served pool; a fair pool admits the
+// blocked shares in turn.
+func TestABigBatchsBlockedSubmitsDoNotHoldASmallOneOutOfAFairPool(t *testing.T) {
+	for _, fair := range []bool{true, false} {
+		name := map[bool]string{true: "fair: the small batch is admitted in its turn", false: "first come first served: it is admitted behind every blocked Submit"}[fair]
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				opts := []crew.Option{crew.WithQueueSize(2)} // a bound of 6 jobs
+				if fair {
+					opts = append(opts, crew.WithFairShare())
+				}
+				p := crew.NewGroup(2, opts...)
+				var log startLog
+				ctx := context.Background()
+				big, bctx := p.NewBatch(ctx)
+				var submitters sync.WaitGroup
+				for range 8 {
+					submitters.Go(func() {
+						for range 10 {
+							assert.NoError(t, big.Submit(bctx, func(context.Context) error {
+								log.add("big")
+								time.Sleep(time.Millisecond)
+								return nil
+							}))
+						}
+					})
+				}
+				synctest.Wait() // the pool is full, and 8 Submits of the big batch block
+				require.Equal(t, 8, crew.PoolBlocked(p))
+				mark := log.len()
+				small := startFeed(p, "small", 1, time.Millisecond, &log)
+				submitters.Wait()
+				require.NoError(t, big.Wait())
+				waitFeeds(t, p, small)
+				after := log.since(mark)
+				at := 0
+				for at < len(after) && after[at] != "small" {
+					at++
+				}
+				if fair {
+					assert.LessOrEqual(t, at, 3, "the small batch's job waited behind %d of the big one's", at)
+				} else {
+					assert.Greater(t, at, 8, "a first-come-first-served pool admits the big batch's blocked Submits first")
+				}
+			})
+		})
+	}
+}
