@@ -47,9 +47,13 @@ type batchResult struct {
 // A batcher runs requests on one pool (or, for errgroup, on none): request
 // submits a job per element n of work, which calls job(n) (spin, but for
 // tests), and returns once they have all returned; it is safe for
-// concurrent use. close releases the pool once every request has returned.
+// concurrent use. tenant names the client a request comes from, for the
+// contenders that share the pool by tenant (crew WithFairShare: the
+// tenant's batches form one share); "" is a request of its own, and the
+// other contenders ignore it. close releases the pool once every request
+// has returned.
 type batcher interface {
-	request(work []int, job func(n int))
+	request(tenant string, work []int, job func(n int))
 	close()
 }
 
@@ -83,14 +87,21 @@ func batchContenders() []batchContender {
 	}
 }
 
-// crewBatcher runs each request as a batch of one shared crew pool.
+// crewBatcher runs each request as a batch of one shared crew pool, made
+// with opts. If fair (the pool is WithFairShare), a request with a tenant
+// is a batch WithTenant(tenant) too.
 type crewBatcher struct {
 	p    *crew.Pool[crew.Job]
 	opts []crew.Option
+	fair bool
 }
 
-func (c crewBatcher) request(work []int, job func(int)) {
-	b, ctx := c.p.NewBatch(context.Background(), c.opts...)
+func (c crewBatcher) request(tenant string, work []int, job func(int)) {
+	opts := c.opts
+	if c.fair && tenant != "" {
+		opts = append(slices.Clip(opts), crew.WithTenant(tenant))
+	}
+	b, ctx := c.p.NewBatch(context.Background(), opts...)
 	for _, n := range work {
 		if err := b.Submit(ctx, func(context.Context) error {
 			job(n)
@@ -114,7 +125,7 @@ func (c crewBatcher) close() {
 // batchLimit goroutines: there is no limit across requests.
 type errgroupBatcher struct{}
 
-func (errgroupBatcher) request(work []int, job func(int)) {
+func (errgroupBatcher) request(_ string, work []int, job func(int)) {
 	g := new(errgroup.Group)
 	g.SetLimit(batchLimit)
 	for _, n := range work {
@@ -132,7 +143,7 @@ func (errgroupBatcher) close() {}
 // whose queue has no bound.
 type pondBatcher struct{ p pond.Pool }
 
-func (c pondBatcher) request(work []int, job func(int)) {
+func (c pondBatcher) request(_ string, work []int, job func(int)) {
 	g := c.p.NewGroup()
 	for _, n := range work {
 		g.Submit(func() { job(n) })
@@ -214,11 +225,17 @@ func batchWork(requests int, perMicro float64, run int) [][]int {
 	for i := range work {
 		work[i] = make([]int, 1+r.IntN(batchMaxJobs))
 		for j := range work[i] {
-			d := batchMinSpin + time.Duration(r.Float64()*float64(batchMaxSpin-batchMinSpin))
-			work[i][j] = int(perMicro * float64(d) / float64(time.Microsecond))
+			work[i][j] = batchJob(r, perMicro)
 		}
 	}
 	return work
+}
+
+// batchJob draws a job's rounds of spin: batchMinSpin to batchMaxSpin
+// (uniform) at perMicro rounds per µs.
+func batchJob(r *rand.Rand, perMicro float64) int {
+	d := batchMinSpin + time.Duration(r.Float64()*float64(batchMaxSpin-batchMinSpin))
+	return int(perMicro * float64(d) / float64(time.Microsecond))
 }
 
 // batches runs requests request-batches from batchClients goroutines,
@@ -267,11 +284,21 @@ func batches(workers, requests, runs int, progress func(string)) ([]batchResult,
 // goroutines, closes b, and returns the requests' latencies, sorted, and
 // the time from the first request to the last one's return.
 func runBatches(b batcher, work [][]int) ([]float64, time.Duration) {
+	lat, elapsed := runRequests(b, work, batchClients)
+	b.close()
+	return lat, elapsed
+}
+
+// runRequests runs the requests of work through b, each of its own (no
+// tenant), from clients goroutines, each taking the next request of work
+// as soon as its last one returned, and returns the requests' latencies,
+// sorted, and the time from the first request to the last one's return.
+func runRequests(b batcher, work [][]int, clients int) ([]float64, time.Duration) {
 	lat := make([]float64, len(work))
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
-	for range batchClients {
+	for range clients {
 		wg.Go(func() {
 			for {
 				i := int(next.Add(1) - 1)
@@ -279,14 +306,13 @@ func runBatches(b batcher, work [][]int) ([]float64, time.Duration) {
 					return
 				}
 				t := time.Now()
-				b.request(work[i], spin)
+				b.request("", work[i], spin)
 				lat[i] = float64(time.Since(t))
 			}
 		})
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	b.close()
 	slices.Sort(lat)
 	return lat, elapsed
 }

@@ -130,7 +130,7 @@ func TestEveryBatchContenderRunsEveryJobOfARequestBeforeItReturns(t *testing.T) 
 						for j := range work {
 							work[j] = first + j
 						}
-						b.request(work, func(n int) { ran[n].Add(1) })
+						b.request("", work, func(n int) { ran[n].Add(1) })
 						for _, n := range work {
 							if got := ran[n].Load(); got != 1 {
 								t.Errorf("job %d ran %d times by the time its request returned, want once", n, got)
@@ -289,6 +289,7 @@ func sampleReport() *report {
 	r.scaling, r.scalingJobs, r.scalingRuns = scalingSample(115, 500, 0), 1000, 5
 	r.memory = &memoryResult{actors: 10000, heapPerActor: 1010, heapPerGoroutine: 599, stackPerActor: 2032, messages: 1000,
 		perMessage: map[string]float64{"Unbounded": 8.4, "Segmented": 9}, retainedAfterAll: map[string]float64{"Unbounded": 432, "Segmented": 144}}
+	tenantsSample(r)
 	return r
 }
 
@@ -351,6 +352,10 @@ func TestTargetsAreCrewsListInOrder(t *testing.T) {
 		"memory: an idle actor costs one goroutine plus < 1 KiB",
 		"memory: Unbounded drained holds <= 64 slots (512 bytes of ints)",
 		"memory: Segmented drained holds <= 64 slots (512 bytes of ints)",
+		"tenants: WithFairShare's small-request p99 with the noisy client <= 1.25x its p99 without it",
+		"tenants: WithFairShare's small-request p99 with the noisy client <= 0.5x first come, first served's",
+		"tenants: weights 1:3 get 25% / 75% of the run time, each within 5 points",
+		"tenants: a fair pool's cost per no-op job (one batch) <= 1.15x a first-come-first-served pool's, 0 allocs/job",
 	}
 	if !slices.Equal(got, want) {
 		t.Fatalf("targets:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -401,7 +406,8 @@ func TestReportAndChartsFromAFullReport(t *testing.T) {
 	for _, want := range []string{"## Targets\n\nThese are crew's performance targets, each checked against this run", "busiest worker / mean", "median over the runs",
 		"## 7. Batches on one shared pool", "| " + batchErrgroupName + " | 2500 | 21250 | 2.67 ms | 8.00 ms | 7.20 ms to 8.80 ms |",
 		"## 8. Actors", "| " + protoActorName + " | 4 | 50.0 | 1.700 | 2.50x |",
-		"## 9. Scaling: GOMAXPROCS, workers and submitters", "### GOMAXPROCS 8, 64 workers, 8 submitters"} {
+		"## 9. Scaling: GOMAXPROCS, workers and submitters", "### GOMAXPROCS 8, 64 workers, 8 submitters",
+		"## 10. Tenants: fair shares on one pool"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -425,12 +431,12 @@ func TestReportAndChartsFromAFullReport(t *testing.T) {
 			t.Errorf("%s is not a PNG", ch.file)
 		}
 	}
-	want := []string{"overhead.png", "burst-makespan.png", "stream-p99.png", "keyed.png", "mailboxes.png", "scaling.png"}
+	want := []string{"overhead.png", "burst-makespan.png", "stream-p99.png", "keyed.png", "mailboxes.png", "scaling.png", "tenants-p99.png"}
 	if !slices.Equal(files, want) {
 		t.Errorf("charts %v, want %v", files, want)
 	}
 	// A run of some scenarios draws the charts it has figures for.
-	r.overhead, r.mailboxes, r.keyed, r.scaling = nil, nil, nil, nil
+	r.overhead, r.mailboxes, r.keyed, r.scaling, r.tenants = nil, nil, nil, nil, nil
 	charts, err = r.charts(t.TempDir())
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,10 @@
 // and 16 (which it sets with runtime.GOMAXPROCS and restores after), with
 // 8, 64 and 1,024 workers and with 1 and 8 submitters, crew's pool against
 // the hand-written pool over a channel as large as the pool, errgroup and
-// conc. It prints a markdown report on standard output and writes it, with
+// conc. Its tenants scenario runs small requests on one pool beside a noisy
+// client's 2,000-job requests, first come, first served against
+// WithFairShare, and checks WithWeight's shares and what fair sharing costs
+// per job. It prints a markdown report on standard output and writes it, with
 // PNG charts, to a directory: bench/out/ by default, which git ignores, so
 // that a run leaves the checkout clean. It says on standard error where it
 // wrote them.
@@ -16,7 +19,7 @@
 //
 //	go -C bench run .
 //
-// (about thirteen minutes on two cores, three of them the scaling scenario's;
+// (about fifteen minutes on two cores, three of them the scaling scenario's;
 // -scenarios picks some), or with -quick for a smoke run of about a minute.
 // A progress line per scenario and contender goes to standard error.
 //
@@ -54,21 +57,25 @@ type config struct {
 	mailboxMsgs, actors, depth int
 	batchRequests              int
 	scalingJobs                int
+	tenantRequests             int
+	weightsTime                time.Duration
 	out                        string
 }
 
-var allScenarios = []string{"overhead", "burst", "stream", "keyed", "mailboxes", "actors", "memory", "batches", "scaling"}
+var allScenarios = []string{"overhead", "burst", "stream", "keyed", "mailboxes", "actors", "memory", "batches", "scaling", "tenants"}
 
 func parseFlags() config {
 	var c config
 	scen := flag.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run: "+strings.Join(allScenarios, ", "))
 	flag.BoolVar(&c.quick, "quick", false, "a smoke run of about a minute: fewer jobs and runs")
-	flag.IntVar(&c.workers, "workers", 8, "workers per pool (overhead, streaming, keyed and batches scenarios)")
+	flag.IntVar(&c.workers, "workers", 8, "workers per pool (overhead, streaming, keyed, batches and tenants scenarios)")
 	flag.IntVar(&c.burstWorkers, "burst-workers", 16, "workers per pool in the burst scenario")
-	flag.IntVar(&c.runs, "runs", 5, "runs per measurement in the overhead, burst, mailbox and scaling scenarios; the median is reported")
+	flag.IntVar(&c.runs, "runs", 5, "runs per measurement in the overhead, burst, mailbox and scaling scenarios and of the tenants scenario's cost per job; the median is reported")
 	flag.IntVar(&c.streamJobs, "stream-jobs", 4000, "jobs per contender, load and run in the streaming scenario, and per placement in the keyed one (their duration)")
 	flag.IntVar(&c.scalingJobs, "scaling-jobs", 1_000_000, "no-op jobs per contender, setting and run in the scaling scenario (at most 50000 with -quick)")
-	flag.IntVar(&c.streamRuns, "stream-runs", 3, "seeded runs per load in the streaming scenario, and of the keyed and batches scenarios; the median of each figure is reported")
+	flag.IntVar(&c.streamRuns, "stream-runs", 3, "seeded runs per load in the streaming scenario, and of the keyed, batches and tenants scenarios; the median of each figure is reported")
+	flag.IntVar(&c.tenantRequests, "tenant-requests", 10_000, "small requests per contender, setting and run in the tenants scenario (at most 3000 with -quick)")
+	flag.DurationVar(&c.weightsTime, "weights-time", 2*time.Second, "how long the tenants scenario's weights check measures (at most 500ms with -quick)")
 	flag.StringVar(&c.out, "out", "", "directory for report.md and the charts (default bench/out/, which git ignores); "+
 		"a relative path is taken from the directory the command was run in ($PWD), so from the repository root "+
 		"-out bench/results refreshes the committed reference run")
@@ -83,8 +90,12 @@ func parseFlags() config {
 		}
 		c.scenarios[s] = true
 	}
-	if c.workers < 1 || c.burstWorkers < 1 || c.runs < 1 || c.streamJobs < 1 || c.streamRuns < 1 || c.scalingJobs < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -workers, -burst-workers, -runs, -stream-jobs, -stream-runs and -scaling-jobs must be at least 1")
+	if c.workers < 1 || c.burstWorkers < 1 || c.runs < 1 || c.streamJobs < 1 || c.streamRuns < 1 || c.scalingJobs < 1 || c.tenantRequests < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -workers, -burst-workers, -runs, -stream-jobs, -stream-runs, -scaling-jobs and -tenant-requests must be at least 1")
+		os.Exit(2)
+	}
+	if c.weightsTime <= 0 {
+		fmt.Fprintln(os.Stderr, "bench: -weights-time must be more than 0")
 		os.Exit(2)
 	}
 	for _, l := range strings.Split(*loads, ",") {
@@ -104,6 +115,8 @@ func parseFlags() config {
 		c.runs = min(c.runs, 3)
 		c.streamJobs = min(c.streamJobs, 300)
 		c.scalingJobs = min(c.scalingJobs, 50_000)
+		c.tenantRequests = min(c.tenantRequests, 3000)
+		c.weightsTime = min(c.weightsTime, 500*time.Millisecond)
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -195,6 +208,17 @@ func main() {
 	if c.scenarios["scaling"] {
 		r.scaling = scaling(scalingSettings(), c.scalingJobs, c.runs, step("scaling,"))
 		r.scalingJobs, r.scalingRuns = c.scalingJobs, c.runs
+	}
+	if c.scenarios["tenants"] {
+		progress := step("tenants:")
+		r.tenants, r.tenantsSpinRate = tenants(c.workers, c.tenantRequests, c.streamRuns, progress)
+		r.tenantsRequests, r.tenantsWorkers, r.tenantsRuns = c.tenantRequests, c.workers, c.streamRuns
+		progress(fmt.Sprintf("weights %d and %d for %v", weightsLight, weightsHeavy, c.weightsTime))
+		jobSpin := int(r.tenantsSpinRate * float64(weightsJob) / float64(time.Microsecond))
+		w := weightsCheck(c.workers, []int{weightsLight, weightsHeavy}, c.weightsTime, jobSpin)
+		r.weights = &w
+		progress("cost per job, first come first served and WithFairShare")
+		r.fairCost, r.fairCostRuns = measureFairCost(c.workers, c.runs), c.runs
 	}
 	r.took = time.Since(began)
 

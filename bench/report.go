@@ -43,6 +43,13 @@ type report struct {
 
 	scaling                  []scalingResult
 	scalingJobs, scalingRuns int
+
+	tenants                                      []tenantsResult
+	tenantsSpinRate                              float64 // rounds of spin per microsecond
+	tenantsRequests, tenantsWorkers, tenantsRuns int
+	weights                                      *weightsResult
+	fairCost                                     fairCost
+	fairCostRuns                                 int
 }
 
 func (r *report) markdown() string {
@@ -146,6 +153,9 @@ func (r *report) markdown() string {
 	}
 	if len(r.scaling) > 0 {
 		r.scalingMarkdown(p)
+	}
+	if len(r.tenants) > 0 || r.weights != nil || r.fairCost.fifoNs > 0 {
+		r.tenantsMarkdown(p)
 	}
 	if t := r.targets(); len(t) > 0 {
 		p("## Targets\n\n")
@@ -274,6 +284,7 @@ func (r *report) targets() []target {
 			add("memory: "+k+" drained holds <= 64 slots (512 bytes of ints)", fmt.Sprintf("%.0f bytes", kept), kept <= 512)
 		}
 	}
+	ts = append(ts, r.tenantsTargets()...)
 	return ts
 }
 
