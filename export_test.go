@@ -1,6 +1,10 @@
 package crew
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"strings"
+)
 
 // BoundedWaiters reports how many senders are blocked in b's Enqueue, so
 // tests can wait for a sender to block instead of sleeping.
@@ -52,6 +56,37 @@ func PoolTenants[T any](p *Pool[T]) int {
 	p.d.mu.Lock()
 	defer p.d.mu.Unlock()
 	return len(p.d.fair.tenants)
+}
+
+// FairLeftovers says what p's fair order still holds, once every batch
+// of p, a pool WithFairShare, was waited for and p's Wait returned: ""
+// if nothing.
+func FairLeftovers[T any](p *Pool[T]) string {
+	p.d.mu.Lock()
+	defer p.d.mu.Unlock()
+	fq, own := p.d.fair, p.d.own.share
+	var left []string
+	if n := len(fq.tenants); n > 0 {
+		left = append(left, fmt.Sprintf("%d tenants", n))
+	}
+	if fq.blocked.first != nil || fq.blocked.last != nil {
+		left = append(left, "blocked shares")
+	}
+	if n := fq.runnable.len(); n > 0 {
+		left = append(left, fmt.Sprintf("%d runnable shares", n))
+	}
+	if own.running != 0 || own.queued != 0 || own.waiting.first != nil {
+		left = append(left, fmt.Sprintf("the pool's own share: %d running, %d queued", own.running, own.queued))
+	}
+	return strings.Join(left, "; ")
+}
+
+// ShareVT reports the virtual time of b's share, in a pool WithFairShare.
+func ShareVT[T any](b *Batch[T]) float64 {
+	d := &b.pool.d
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return b.flow.share.vt
 }
 
 // PoolIdle reports how many of p's workers are idle.

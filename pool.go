@@ -38,11 +38,13 @@ const DefaultQueueSize = 2
 // submitted before the one that failed, as with errgroup. Exceptions: a
 // job's own Submit may run its job at once, inline (see Submit); a priority
 // or Fair backlog (WithMailbox) dispatches in its own order; a keyed job
-// (WithKey) waits for the job of its key before it.
+// (WithKey) waits for the job of its key before it; a pool WithFairShare
+// keeps submission order within each share only (see WithFairShare).
 //
 // Bound. A pool holds at most workers×(1+DefaultQueueSize) jobs, counting
 // those running (WithQueueSize changes it); Submit blocks while it is full,
-// and blocked Submits take the room that opens in the order they came. A
+// and blocked Submits take the room that opens in the order they came
+// (WithFairShare: share by share, in turn, each share's in order). A
 // pool with a backlog of your own (WithMailbox) is bounded by it instead,
 // unless WithQueueSize is given too; with a priority backlog, a full pool
 // blocks an urgent Submit too, until a job ends.

@@ -213,7 +213,8 @@ func (d *dispatcher[T]) place(t task[T], a *after[T]) error {
 		if f.share != nil {
 			d.fair.wake(f.share, d.number()) // a job that never waits backlogs its share too, for an instant
 		}
-		a.grant(d.takeIdle(), d.dispatched(t))
+		w := d.takeIdle()
+		a.grant(w, d.dispatched(t, nil, w))
 	case f.mb != nil:
 		n := len(f.evicted)
 		switch err := f.mb.Enqueue(canceledCtx, t.job); {
@@ -252,16 +253,17 @@ var canceledCtx = func() context.Context {
 }()
 
 // dispatched counts t out of its flow's waiting jobs and into the running
-// ones, and returns its grant, with the run time its share was charged for
-// it, with WithFairShare. d.mu is held.
-func (d *dispatcher[T]) dispatched(t task[T]) grant[T] {
+// ones, and returns its grant to worker w, to be skipped for skip if not
+// nil. With WithFairShare, a job that runs is charged to its share, which
+// w keeps for the job's end; a skipped one costs its share nothing. d.mu
+// is held.
+func (d *dispatcher[T]) dispatched(t task[T], skip error, w *worker[T]) grant[T] {
 	t.f.running++
 	d.running++
-	g := grant[T]{t: t}
-	if s := t.f.share; s != nil {
-		g.est, g.timed = d.fair.charge(s)
+	if s := t.f.share; s != nil && skip == nil {
+		w.charged, w.timed = d.fair.charge(s)
 	}
-	return g
+	return grant[T]{t: t, skip: skip}
 }
 
 // number numbers a job queued now, or a Submit blocked: later ones have

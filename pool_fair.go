@@ -64,7 +64,7 @@ func WithWeight(w int) Option {
 type share[T any] struct {
 	flows   order[T]          // its runnable flows, by their oldest job
 	waiting waitList[task[T]] // its Submits blocked on a full pool, oldest first
-	vt      int64             // its virtual time: run time (ns) charged per unit of weight
+	vt      float64           // its virtual time: run time (ns) charged per unit of weight
 	since   uint64            // the number of the moment it last became backlogged: breaks ties of vt
 	weight  int64             // WithWeight
 	mean    int64             // its jobs' recent mean run time (ns): what a job is charged as it starts
@@ -111,7 +111,7 @@ type fairness[T any] struct {
 	runnable heapOf[*share[T]]    // the shares with a runnable flow
 	blocked  shareRing[T]         // the shares with a blocked Submit, in their turns
 	tenants  map[string]*share[T] // the tenants' shares with a batch not waited for
-	now      int64                // the vt of the share last charged for a job
+	now      float64              // the vt of the share last charged for a job
 	mean     int64                // the recent mean run time (ns) of the pool's jobs: a new share's first estimate
 }
 
@@ -191,7 +191,7 @@ func (fq *fairness[T]) wake(s *share[T], seq uint64) {
 }
 
 // floor returns the least vt of the runnable shares, or now if none is.
-func (fq *fairness[T]) floor() int64 {
+func (fq *fairness[T]) floor() float64 {
 	if r := fq.runnable.first(); r != nil {
 		return r.vt
 	}
@@ -208,49 +208,61 @@ const (
 	timeOneIn   = 16
 )
 
-// charge charges share s for a job of its that starts, and returns the
-// estimate of its run time charged, and whether the job is to be timed
-// (see settle). The caller fixes the place of the flow the job came from,
-// and so of s among the runnable shares.
-func (fq *fairness[T]) charge(s *share[T]) (est int64, timed bool) {
+// charge charges share s for a job of its that starts, and returns what
+// it added to s's vt, and whether the job is to be timed (see settle). The
+// caller fixes the place of the flow the job came from, and so of s among
+// the runnable shares.
+func (fq *fairness[T]) charge(s *share[T]) (charged float64, timed bool) {
 	fq.now = s.vt
-	est = s.mean
-	if est == 0 {
-		est = fq.mean
-	}
-	s.vt += perWeight(est, s.weight)
+	charged = perWeight(fq.estimate(s), s.weight)
+	s.vt += charged
 	s.running++
 	if s.mean >= timeAllFrom || s.untimed == timeOneIn-1 || s.mean == 0 {
 		s.untimed = 0
-		return est, true
+		return charged, true
 	}
 	s.untimed++
-	return est, false
+	return charged, false
+}
+
+// estimate returns the run time (ns) a job of s is expected to take: its
+// share's recent mean, or the pool's for a share with none yet.
+func (fq *fairness[T]) estimate(s *share[T]) int64 {
+	if s.mean != 0 {
+		return s.mean
+	}
+	return fq.mean
 }
 
 // settle corrects the charge of share s for a job that ended, and returns
-// the job's run time: est was charged as it started, and if it was timed,
-// it ran for ran ns.
-func (fq *fairness[T]) settle(s *share[T], est, ran int64, timed bool) int64 {
+// the job's run time: charged was added to s's vt as it started, and if it
+// was timed, it ran for ran ns; if not, it is taken to have run for its
+// share's mean. The correction counts the weight s has now: a tenant's
+// weight that changed while the job ran applies to all of it.
+func (fq *fairness[T]) settle(s *share[T], charged float64, ran int64, timed bool) int64 {
 	s.running--
 	if timed {
-		s.vt += perWeight(ran-est, s.weight)
+		s.vt += perWeight(ran, s.weight) - charged
 		s.mean = ewma(s.mean, ran)
 		fq.mean = ewma(fq.mean, ran)
 	} else {
-		ran = est
+		ran = fq.estimate(s)
 	}
 	fq.fixShare(s)
 	return ran
 }
 
-// perWeight divides the run time t by weight w, which is most often 1.
-func perWeight(t, w int64) int64 {
-	if w == 1 {
-		return t
-	}
-	return t / w
+// refund takes back the charge of a job of share s that never started.
+func (fq *fairness[T]) refund(s *share[T], charged float64) {
+	s.running--
+	s.vt -= charged
+	fq.fixShare(s)
 }
+
+// perWeight divides the run time t (ns) by weight w. A float64 holds a
+// share's vt however long the pool lives: it loses precision (16 ns after
+// three years of run time per unit of weight), never wraps.
+func perWeight(t, w int64) float64 { return float64(t) / float64(w) }
 
 // ewma moves the running mean m an eighth of the way towards x, or to x if
 // m is 0 (no job measured yet).

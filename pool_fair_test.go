@@ -3,6 +3,7 @@ package crew_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -439,4 +440,66 @@ func TestABigBatchsBlockedSubmitsDoNotHoldASmallOneOutOfAFairPool(t *testing.T) 
 			})
 		})
 	}
+}
+
+func TestAFairPoolChargesItsSharesForTheJobsThatRanOnly(t *testing.T) {
+	t.Run("jobs skipped after a batch's first error cost it nothing", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := crew.NewGroup(1, crew.WithFairShare(), crew.WithQueueSize(1000))
+			b, bctx := p.NewBatch(context.Background())
+			var ran atomic.Int64
+			for i := range 200 {
+				require.NoError(t, b.Submit(bctx, func(context.Context) error {
+					ran.Add(1)
+					time.Sleep(time.Microsecond) // quick: charged its mean, but for one in 16
+					if i == 9 {
+						return errors.New("boom")
+					}
+					return nil
+				}))
+			}
+			require.Error(t, b.Wait())
+			s := b.Stats()
+			require.Equal(t, int64(190), s.Canceled)
+			assert.Equal(t, time.Duration(ran.Load())*time.Microsecond, s.RunTime)
+			require.NoError(t, p.Wait())
+		})
+	})
+	t.Run("a job that ran, then called runtime.Goexit, is charged its run time", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			p := crew.NewGroup(2, crew.WithFairShare())
+			b, bctx := p.NewBatch(context.Background())
+			require.NoError(t, b.Submit(bctx, func(context.Context) error {
+				time.Sleep(time.Millisecond)
+				runtime.Goexit()
+				return nil
+			}))
+			require.Error(t, b.Wait())
+			assert.Equal(t, time.Millisecond, b.Stats().RunTime)
+			require.NoError(t, p.Wait())
+		})
+	})
+}
+
+// A tenant's latest batch sets its weight, also while one of its jobs
+// runs: that job's charge is settled at the new weight, all of it.
+func TestATenantsWeightChangedWhileItsJobRunsLeavesItsVirtualTimeWhole(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := crew.NewGroup(1, crew.WithFairShare())
+		ctx := context.Background()
+		b1, c1 := p.NewBatch(ctx, crew.WithTenant("t"), crew.WithWeight(10))
+		require.NoError(t, b1.Submit(c1, func(context.Context) error { time.Sleep(time.Millisecond); return nil }))
+		synctest.Wait()
+		time.Sleep(2 * time.Millisecond) // the first job ended: the tenant's mean is 1 ms
+		before := crew.ShareVT(b1)
+		release := make(chan struct{})
+		require.NoError(t, b1.Submit(c1, func(context.Context) error { <-release; return nil })) // runs no time
+		synctest.Wait()
+		b2, _ := p.NewBatch(ctx, crew.WithTenant("t")) // weight 1 from now on
+		close(release)
+		require.NoError(t, b1.Wait())
+		assert.InDelta(t, before, crew.ShareVT(b1), 1, "a job that ran no time cost its share nothing")
+		require.NoError(t, b2.Wait())
+		require.NoError(t, p.Wait())
+	})
 }

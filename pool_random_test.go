@@ -17,8 +17,9 @@ import (
 )
 
 // A randomized check of conservation: pools whose batches (some with
-// WithLimit), Resize and Shutdown race, with jobs that fail, panic or call
-// runtime.Goexit. Every job accepted runs exactly once or becomes exactly
+// WithLimit; in half the rounds, a pool WithFairShare, with tenants and
+// weights), Resize and Shutdown race, with jobs that fail, panic or call
+// runtime.Goexit, and Submits that give up waiting for room. Every job accepted runs exactly once or becomes exactly
 // one dead letter (skipped or dropped), none refused ever runs, the counts
 // of Stats add up, no batch runs more jobs at once than its limit, and no
 // goroutine is left behind. A failure prints the seed that replays it.
@@ -79,15 +80,30 @@ func conserves(t *testing.T, rng *rand.Rand) bool {
 	var l ledger
 	ctx := context.Background()
 	workers := 1 + rng.IntN(4)
-	p := crew.NewPool(workers, l.do, crew.WithQueueSize(1+rng.IntN(3)), crew.WithDeadLetters(func(d crew.DeadLetter) {
+	opts := []crew.Option{crew.WithQueueSize(1 + rng.IntN(3)), crew.WithDeadLetters(func(d crew.DeadLetter) {
 		l.letters[d.Message.(int64)].Add(1)
-	}))
+	})}
+	fair := rng.IntN(2) == 0
+	if fair {
+		opts = append(opts, crew.WithFairShare())
+	}
+	p := crew.NewPool(workers, l.do, opts...)
 	var wg sync.WaitGroup
 	for b := range l.limit {
 		l.limit[b] = rng.IntN(3) // 0: none
+		var opts []crew.Option
+		if l.limit[b] > 0 {
+			opts = append(opts, crew.WithLimit(l.limit[b]))
+		}
+		if fair {
+			opts = append(opts, crew.WithWeight(1+rng.IntN(3)))
+			if b < 2 && rng.IntN(2) == 0 {
+				opts = append(opts, crew.WithTenant("t"))
+			}
+		}
 		jobs := 10 + rng.IntN(40)
 		seed := rng.Uint64()
-		wg.Go(func() { runBatch(p, &l, b, jobs, rand.New(rand.NewPCG(seed, uint64(b)))) })
+		wg.Go(func() { runBatch(p, &l, b, jobs, rand.New(rand.NewPCG(seed, uint64(b))), opts) })
 	}
 	resizes := make([]int, 4)
 	for i := range resizes {
@@ -119,21 +135,32 @@ func conserves(t *testing.T, rng *rand.Rand) bool {
 	_ = p.Shutdown(shutdown)
 	wg.Wait()
 	_ = p.Wait()
-	return balanced(t, p, &l)
+	ok := balanced(t, p, &l)
+	if fair {
+		ok = assert.Empty(t, crew.FairLeftovers(p), "what the fair order holds once every batch was waited for") && ok
+	}
+	return ok
 }
 
-// runBatch submits up to jobs jobs to batch b of p, until a Submit is
-// refused, then waits for the batch. Ids are taken in turn by the batches.
-func runBatch(p *crew.Pool[int64], l *ledger, b, jobs int, rng *rand.Rand) {
-	var opts []crew.Option
-	if l.limit[b] > 0 {
-		opts = append(opts, crew.WithLimit(l.limit[b]))
-	}
+// runBatch submits up to jobs jobs to batch b of p, made with opts, until
+// a Submit is refused, then waits for the batch. Ids are taken in turn by
+// the batches. One Submit in four gives up waiting for room after up to
+// 50 µs.
+func runBatch(p *crew.Pool[int64], l *ledger, b, jobs int, rng *rand.Rand, opts []crew.Option) {
 	batch, bctx := p.NewBatch(context.Background(), opts...)
 	for range jobs {
 		id := l.next.Add(1) - 1
 		l.fate[id], l.batch[id] = rng.IntN(40), b
-		if batch.Submit(bctx, id) != nil {
+		sctx, cancel := bctx, context.CancelFunc(func() {})
+		if rng.IntN(4) == 0 {
+			sctx, cancel = context.WithTimeout(bctx, time.Duration(rng.IntN(50))*time.Microsecond)
+		}
+		err := batch.Submit(sctx, id)
+		cancel()
+		if err != nil {
+			if sctx.Err() != nil && bctx.Err() == nil {
+				continue // gave up waiting: not accepted
+			}
 			break
 		}
 		l.accepted[id].Store(true)

@@ -14,7 +14,8 @@ import (
 // to an idle worker, or queues it in the backlog (see Pool for the order).
 //
 // Submit blocks only while the pool is full, and blocked Submits take the
-// room that opens in the order they came. Once Wait (or Shutdown) has
+// room that opens in the order they came (WithFairShare: share by share,
+// in turn). Once Wait (or Shutdown) has
 // begun, it returns ErrPoolClosed, whatever ctx's state, also to a Submit
 // blocked at that moment (but for a job's own Submit: see below).
 // Otherwise it returns ctx.Err() if ctx ends first, or at once if ctx is

@@ -7,11 +7,8 @@ package crew
 // rather than run it, if the pool's context (or its batch's) was seen done
 // when it was dispatched.
 type grant[T any] struct {
-	t     task[T]
-	skip  error
-	est   int64 // WithFairShare: the run time (ns) the job's share was charged as it was dispatched
-	timed bool  // WithFairShare: the worker times the job (see fairness.charge)
-	ran   int64 // the job's run time (ns), if timed
+	t    task[T]
+	skip error
 }
 
 // What a worker does after next.
@@ -33,7 +30,7 @@ func (d *dispatcher[T]) next(w *worker[T], g grant[T], ended bool, stop error, a
 	defer d.mu.Unlock() // also if a mailbox panics
 	d.noteStop(stop)
 	if ended {
-		d.end(g, a)
+		d.end(w, g, a)
 	}
 	switch {
 	case w.pinned.n > 0:
@@ -43,7 +40,7 @@ func (d *dispatcher[T]) next(w *worker[T], g grant[T], ended bool, stop error, a
 		return grant[T]{}, retire
 	}
 	if f := d.first(); f != nil {
-		g := d.take(f, a)
+		g := d.take(f, w, a)
 		d.feed(a)
 		return g, runNext
 	}
@@ -51,16 +48,14 @@ func (d *dispatcher[T]) next(w *worker[T], g grant[T], ended bool, stop error, a
 	return grant[T]{}, park
 }
 
-// take dispatches the oldest job of flow f, which is runnable. d.mu is
-// held.
-func (d *dispatcher[T]) take(f *flow[T], a *after[T]) grant[T] {
-	t := task[T]{job: f.pop(), f: f}
-	g := d.dispatched(t)
+// take dispatches the oldest job of flow f, which is runnable, to worker
+// w. d.mu is held.
+func (d *dispatcher[T]) take(f *flow[T], w *worker[T], a *after[T]) grant[T] {
+	g := d.dispatched(task[T]{job: f.pop(), f: f}, d.skipping(f), w)
 	d.fix(f)
 	if f.mb != nil && d.waiting.first != nil {
 		d.admit(a) // room opened in the mailbox
 	}
-	g.skip = d.skipping(f)
 	return g
 }
 
@@ -76,9 +71,7 @@ func (d *dispatcher[T]) skipping(f *flow[T]) error {
 
 // pinned dispatches the oldest job queued at worker w. d.mu is held.
 func (d *dispatcher[T]) pinned(w *worker[T]) grant[T] {
-	g := d.dispatched(w.unqueue())
-	g.skip = d.stop
-	return g
+	return d.dispatched(w.unqueue(), d.stop, w)
 }
 
 // feed grants runnable jobs to idle workers, while both last: after a job
@@ -89,7 +82,8 @@ func (d *dispatcher[T]) feed(a *after[T]) {
 		if f == nil {
 			return
 		}
-		a.grant(d.takeIdle(), d.take(f, a))
+		w := d.takeIdle()
+		a.grant(w, d.take(f, w, a))
 	}
 }
 
@@ -105,7 +99,7 @@ func (d *dispatcher[T]) up(i int) bool { return !d.workers[i].dead }
 // end counts out a job that a worker ran or skipped: its flow may run
 // another (a batch's limit, a key), and its room goes to the blocked
 // Submits. d.mu is held.
-func (d *dispatcher[T]) end(g grant[T], a *after[T]) {
+func (d *dispatcher[T]) end(w *worker[T], g grant[T], a *after[T]) {
 	f := g.t.f
 	f.running--
 	d.running--
@@ -118,8 +112,8 @@ func (d *dispatcher[T]) end(g grant[T], a *after[T]) {
 	case skipped:
 		d.ownSkips++
 	}
-	if s := f.share; s != nil {
-		ran := d.fair.settle(s, g.est, g.ran, g.timed)
+	if s := f.share; s != nil && !skipped {
+		ran := d.fair.settle(s, w.charged, w.ran, w.timed)
 		if f.batch != nil {
 			f.batch.ran += ran
 		}
@@ -159,11 +153,11 @@ func (d *dispatcher[T]) bury(w *worker[T], g grant[T], started bool, a *after[T]
 	}
 	switch f := g.t.f; {
 	case started:
-		d.end(g, a)
+		d.end(w, g, a)
 	case f != nil: // dispatched to w, not started: out of the running jobs, into the lost
 		d.running--
-		if f.share != nil {
-			d.fair.settle(f.share, g.est, 0, true)
+		if f.share != nil && g.skip == nil {
+			d.fair.refund(f.share, w.charged)
 		}
 		if f.batch == nil { // a batch's stays in its flow until its dead letter (see lost)
 			f.running--

@@ -31,6 +31,8 @@ type worker[T any] struct {
 	nextGrant *worker[T]    // the next worker with a grant to send
 	dead      bool          // a job called runtime.Goexit, ending the worker
 	retired   bool          // Resize retired it: it exits once it has run the jobs it holds
+	charged   float64       // WithFairShare: what the job it holds cost its share as it was dispatched (see fairness.charge)
+	timed     bool          // WithFairShare: the worker times that job; read by the worker once the job is its own
 
 	handled atomic.Int64 // jobs it ran (inline ones too)
 	inline  atomic.Int64 // jobs its jobs ran inline
@@ -39,6 +41,7 @@ type worker[T any] struct {
 	// Used by the worker's goroutine only.
 	streak int       // jobs run since the worker was idle, or since yield last looked
 	since  time.Time // when yield began to time the worker's streak
+	ran    int64     // the run time (ns) of the job it holds, if timed; read by the dispatcher as the job ends, on this goroutine
 	_      [64]byte  // keeps workers off each other's cache lines
 }
 
@@ -65,12 +68,16 @@ func (w *worker[T]) run() {
 	// The worker labels its goroutine, so that CPU profiles show which
 	// pool burns the time; goroutines its jobs start inherit them.
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("crew.pool", p.name, "crew.worker", strconv.Itoa(w.index))))
-	epoch := time.Now() // what the worker times jobs from (see grant.timed)
-	var g grant[T]      // the job the worker holds: dispatched to it, and run once started is set
-	started := false    // g's job started: next counts it out
-	returned := false   // the loop returned, rather than a runtime.Goexit ending the goroutine
+	epoch := time.Now()     // what the worker times jobs from (see timed)
+	var start time.Duration // when g's job started, since epoch, if it is timed
+	var g grant[T]          // the job the worker holds: dispatched to it, and run once started is set
+	started := false        // g's job started: next counts it out
+	returned := false       // the loop returned, rather than a runtime.Goexit ending the goroutine
 	defer func() {
 		if !returned { // a job called runtime.Goexit (a panic is recovered), or a dead-letter sink did
+			if started && w.timed {
+				w.ran = int64(time.Since(epoch) - start)
+			}
 			w.died(g, started)
 		}
 	}()
@@ -92,15 +99,15 @@ func (w *worker[T]) run() {
 			}
 		}
 		started = true
-		if !g.timed {
+		if !w.timed {
 			w.do(g)
 			continue
 		}
 		// Since reads the monotonic clock alone, for a Time that holds
 		// its reading: half the cost of Now.
-		start := time.Since(epoch)
+		start = time.Since(epoch)
 		w.do(g)
-		g.ran = int64(time.Since(epoch) - start)
+		w.ran = int64(time.Since(epoch) - start)
 	}
 }
 
