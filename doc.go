@@ -31,14 +31,14 @@
 // # Choosing a mailbox
 //
 //	type             bound  order                   cost        use it for
-//	Unbounded        no     FIFO                    0.57x       the default: any traffic, shallow or deep
-//	Segmented        no     FIFO                    1.43x       deep or bursty fan-in, large messages: never copies to grow
-//	Bounded          yes    FIFO                    0.88x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
-//	Chan             yes    FIFO                    1.97x       a plain buffered channel behind the interface; a baseline
-//	Fair             no     round robin per key,    1.60x       many senders (tenants, sessions) sharing one consumer
+//	Unbounded        no     FIFO                    0.52x       the default: any traffic, shallow or deep
+//	Segmented        no     FIFO                    1.32x       deep or bursty fan-in, large messages: never copies to grow
+//	Bounded          yes    FIFO                    0.90x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
+//	Chan             yes    FIFO                    1.61x       a plain buffered channel behind the interface; a baseline
+//	Fair             no     round robin per key,    1.50x       many senders (tenants, sessions) sharing one consumer
 //	                        FIFO within a key
 //	Priority         opt.   by less; ties any       O(log n)    urgent messages first (4.6x)
-//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (4.8x)
+//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (5.2x)
 //
 // The cost is the time of one message from a producer goroutine to a
 // consumer goroutine that is woken through a channel when it finds the
@@ -63,7 +63,7 @@
 // on a signal channel of capacity 1, which Tell pokes without blocking, as do
 // Stop and the end of its context (through context.AfterFunc): no pump
 // goroutine and no allocation per message; an idle actor costs its
-// goroutine and about 420 bytes (see Costs). Forward feeds an actor, or a
+// goroutine and 382 bytes (see Costs). Forward feeds an actor, or a
 // router, from a channel the caller already has.
 //
 // A panic in a handler is recovered with its stack and reported, with the
@@ -203,9 +203,9 @@
 // jobs run at once, and the rest wait in the backlog without holding a
 // worker while other jobs overtake them. A pool made WithFairShare shares
 // its workers between batches (or tenants, WithTenant) by the time their
-// jobs run: a small request is not held back by a big one however many
-// jobs it queued, and each backlogged share gets run time in proportion
-// to its weight (WithWeight). Resize changes a running pool's
+// jobs run: a big request that queued many jobs gets its share of the
+// workers, not all of them, and each backlogged share gets run time in
+// proportion to its weight (WithWeight). Resize changes a running pool's
 // workers, and Shutdown closes it with a deadline, as http.Server's does:
 // once the deadline passes it cancels the jobs and returns, and Wait waits
 // for those that still run.
@@ -239,24 +239,26 @@
 // bench/results/report.md, which measures crew side by side with
 // errgroup, conc, ants, pond and hand-written pools and checks crew's
 // performance targets (2-core Intel Xeon; ratios, since the machine's speed
-// drifts). A no-op job through a pool of 8 workers costs 0.94x what it
+// drifts). A no-op job through a pool of 8 workers costs 0.88x what it
 // costs through a hand-written pool of goroutines reading one channel of 8
-// with one submitter, and 1.89x with eight (that pool has no error
+// with one submitter, and 2.02x with eight (that pool has no error
 // handling, panic recovery or order guarantee); given the room of a
-// channel of 1024 (WithQueueSize), 1.80x a pool reading that channel. It
-// is 4.4x faster than errgroup with SetLimit with one submitter and 1.6x
+// channel of 1024 (WithQueueSize), 1.68x a pool reading that channel. It
+// is 3.9x faster than errgroup with SetLimit with one submitter and 1.7x
 // with eight, and allocates nothing (errgroup 2 allocations per job). With
 // GOMAXPROCS 8 and 16 on those 2 CPUs, as in a container with a CPU quota,
-// it costs 1.9-2.0x the channel pool with one submitter and 3.8-3.9x with
-// eight. Through a batch a job costs 1.44x (one submitter) and 1.08x
+// it costs 1.8-2.0x the channel pool with one submitter and 3.5-3.8x with
+// eight. Through a batch a job costs 1.28x (one submitter) and 1.25x
 // (eight) what it costs through the pool, allocating nothing; an empty
-// batch, NewBatch and Wait, costs 586 ns and 3 allocations. With uneven
-// jobs a burst finishes in 1.000x a shared queue's time and a stream at
-// 80% and 90% load sees 0.97x and 1.00x its p99 time in system. A message
-// told to an actor, from Tell to the handler's return, costs 0.52x (one
-// producer) and 1.35x (four) what it costs through a goroutine ranging over
+// batch, NewBatch and Wait, costs 705 ns and 3 allocations. With uneven
+// jobs a burst finishes in 1.002x a shared queue's time and a stream at
+// 80% and 90% load sees 1.03x and 1.00x its p99 time in system. A message
+// told to an actor, from Tell to the handler's return, costs 0.57x (one
+// producer) and 0.99x (four) what it costs through a goroutine ranging over
 // a buffered channel of 1024, with no allocation (protoactor-go's actor:
-// 2.5x and 3.5x, one allocation); with a Bounded(1024, Backpressure)
-// mailbox 0.77x and 2.28x. Mailbox costs are in the table above; an idle
-// actor adds 383 bytes to its goroutine.
+// 2.7x and 3.6x, one allocation); with a Bounded(1024, Backpressure)
+// mailbox 1.02x and 2.14x. Mailbox costs are in the table above; an idle
+// actor adds 382 bytes to its goroutine. A pool made WithFairShare costs
+// 1.08x per no-op job what a first-come-first-served one costs (271
+// against 251 ns), allocating nothing.
 package crew
