@@ -1,6 +1,54 @@
-// Package crew provides mailboxes, actors, routers and worker pools for Go
+// Package crew provides worker pools, actors, routers and mailboxes for Go
 // programs that have outgrown a hand-written worker pool or an errgroup
 // fan-out.
+//
+// # Start here
+//
+// Take the first of these that fits; most programs need only the first two.
+//
+//   - A pool in place of errgroup: [WithContext] (or [NewGroup]), then Submit
+//     and Wait, or [Map] for results in input order. Use it wherever you
+//     would use errgroup.Group with SetLimit: one fan-out, one Wait, which
+//     closes the pool. See Pools.
+//   - A long-lived pool: [NewGroup] (or [NewPool] for typed jobs) made once,
+//     with one [Batch] per request ([Pool.NewBatch]); [WithLimit] caps how
+//     many of a batch's jobs run at once, and [WithFairShare] shares the
+//     workers fairly between batches or tenants. Use it when many requests
+//     together must stay under one limit on some kind of work. See Choosing
+//     a pool.
+//   - Actors and routers: [Spawn] starts an actor, a goroutine that handles
+//     the messages told to it one at a time; [SpawnRouter] spreads messages
+//     over several. Use them for long-lived consumers of a stream of
+//     messages, rather than a set of jobs to wait for. See Actors and
+//     Choosing a router.
+//   - Mailboxes: [NewUnbounded], [NewBounded] and the others, the queues an
+//     actor drains and a pool's backlog is. Use one directly when you need a
+//     queue with an exact Len, an overflow policy, fairness or priority, or
+//     give one to a pool with [WithMailbox]. See Choosing a mailbox.
+//
+// # Words used here
+//
+//   - Backlog: a pool's queue of jobs accepted but not yet running.
+//   - Inline: a job that calls Submit on its own full pool, with the context
+//     it received, runs the new job itself before Submit returns, instead of
+//     blocking, so nested fan-outs cannot deadlock (a keyed pool queues it
+//     past its bound instead).
+//   - Batch: one request's part of a long-lived pool, with its own Submit,
+//     Wait, first error and context, as an errgroup has.
+//   - Share, tenant: a pool made WithFairShare divides its workers between
+//     shares: each batch is one, but batches made WithTenant(key) form one
+//     share per tenant, weighed by WithWeight. A freed worker goes to the
+//     share that has had the least run time per weight.
+//   - Routee: one of the actors a router sends messages to, or any [Routee]
+//     a [Picker] chooses between.
+//   - Drain: stop taking messages, handle those queued, then exit
+//     ([Ref.Drain], [Router.Drain]); Stop exits at once instead.
+//   - Dead letter: a message that will never reach its handler
+//     ([DeadLetter]).
+//   - BalancingPool, PoisonPill: what Akka, an actor toolkit for the JVM,
+//     calls a pool whose workers share one backlog, and a drain.
+//
+// # How the pieces fit
 //
 // The building block is the [Mailbox]: a queue that producers fill with
 // Enqueue and a consumer drains with a non-blocking Dequeue. An actor (a
@@ -238,9 +286,11 @@
 // The figures here come from the committed run of the bench/ program,
 // bench/results/report.md, which measures crew side by side with
 // errgroup, conc, ants, pond and hand-written pools and checks crew's
-// performance targets (2-core Intel Xeon; ratios, since the machine's speed
-// drifts). A no-op job through a pool of 8 workers costs 0.88x what it
-// costs through a hand-written pool of goroutines reading one channel of 8
+// performance targets. They are one machine's, a 2-core Intel Xeon, and
+// ratios, since its speed drifts; they vary with the machine and its load,
+// and the program (go -C bench run .) measures yours. A no-op job through
+// a pool of 8 workers costs 0.88x what it costs through a hand-written
+// pool of goroutines reading one channel of 8
 // with one submitter, and 2.02x with eight (that pool has no error
 // handling, panic recovery or order guarantee); given the room of a
 // channel of 1024 (WithQueueSize), 1.68x a pool reading that channel. It

@@ -258,7 +258,10 @@ func (u *Unbounded[T]) releaseIfDrained() {
 func (u *Unbounded[T]) counters() (in, out *atomic.Uint64) { return &u.tail, &u.head }
 
 // Len reports the number of queued messages: the exact count at one
-// instant during the call (see countBetween for the one exception).
+// instant during the call. The one exception is a storm of Enqueues that
+// changes the count under each of Len's 32 tries: Len then returns a count
+// that may leave out messages enqueued during the call, and is never above
+// the count at some instant during it.
 func (u *Unbounded[T]) Len() int { return countBetween(&u.tail, &u.head) }
 
 // countBetween returns in - out, for two counters that only grow, out never

@@ -286,8 +286,11 @@ func (b *Bounded[T]) Dequeue() (msg T, ok bool) {
 func (b *Bounded[T]) counters() (in, out *atomic.Uint64) { return &b.tail, &b.head }
 
 // Len reports the number of queued messages, not counting blocked senders:
-// the exact count at one instant during the call (see countBetween), never
-// above the capacity.
+// the exact count at one instant during the call, never above the
+// capacity. The one exception is a storm of Enqueues that changes the count
+// under each of Len's 32 tries: Len then returns a count that may leave out
+// messages enqueued during the call, and is never above the count at some
+// instant during it.
 func (b *Bounded[T]) Len() int {
 	for try := 1; ; try++ {
 		v := b.evictions.Load()

@@ -155,7 +155,10 @@ func (s *Segmented[T]) recycle(seg *segment[T]) {
 func (s *Segmented[T]) counters() (in, out *atomic.Uint64) { return &s.enq, &s.deq }
 
 // Len reports the number of queued messages: the exact count at one
-// instant during the call (see countBetween for the one exception).
+// instant during the call. The one exception is a storm of Enqueues that
+// changes the count under each of Len's 32 tries: Len then returns a count
+// that may leave out messages enqueued during the call, and is never above
+// the count at some instant during it.
 func (s *Segmented[T]) Len() int { return countBetween(&s.enq, &s.deq) }
 
 // Cap reports how many message slots the mailbox holds now: 256 per linked

@@ -332,7 +332,7 @@ func TestTargetsAreCrewsListInOrder(t *testing.T) {
 		"scaling, GOMAXPROCS 8, 8 workers, 1 submitter: >= 4x faster than errgroup",
 		"scaling, GOMAXPROCS 16, 8 workers, 1 submitter: >= 4x faster than errgroup",
 		"scaling, every setting: 0 allocs/job",
-		"an empty batch (NewBatch + Wait): well under 1 µs, <= 4 allocs",
+		"an empty batch (NewBatch + Wait): < 500 ns, <= 4 allocs",
 		"streaming 80% load: p99 <= 1.03x the shared queue's (hand-written shared chan)",
 		"streaming 90% load: p99 <= 1.03x the shared queue's (hand-written shared chan)",
 		"streaming 80% load: p99 <= 0.6x the round-robin sharded pool's",
