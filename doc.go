@@ -253,7 +253,10 @@
 // its workers between batches (or tenants, WithTenant) by the time their
 // jobs run: a big request that queued many jobs gets its share of the
 // workers, not all of them, and each backlogged share gets run time in
-// proportion to its weight (WithWeight). Resize changes a running pool's
+// proportion to its weight (WithWeight). WithErrorHandler reports a
+// long-lived pool's failures as they happen, not only at its Wait;
+// WithoutPanicRecovery lets a job's panic crash the process instead of
+// failing the job. Resize changes a running pool's
 // workers, and Shutdown closes it with a deadline, as http.Server's does:
 // once the deadline passes it cancels the jobs and returns, and Wait waits
 // for those that still run.

@@ -34,6 +34,7 @@ const (
 	optFairShare
 	optTenant
 	optWeight
+	optNoRecovery
 )
 
 // optNames names each option for the panics of only, in bit order, with
@@ -42,7 +43,7 @@ var optNames = [...]string{
 	"WithName",
 	"WithMailbox",
 	"WithDeadLetters",
-	"WithErrorHandler (for actors and routers; a pool's errors go to Wait)",
+	"WithErrorHandler (for actors, routers and pools)",
 	"WithStrategy (for routers and pools)",
 	"WithQueueSize (for pools)",
 	"WithKey or WithConsistentHash (for typed pools and SpawnRouter)",
@@ -53,14 +54,15 @@ var optNames = [...]string{
 	"WithFairShare (for NewPool, NewGroup and WithContext)",
 	"WithTenant (for batches)",
 	"WithWeight (for batches)",
+	"WithoutPanicRecovery (for actors, routers and pools)",
 }
 
 // Which options each kind of constructor takes.
 const (
-	actorOpts  = optName | optMailbox | optDeadLetters | optErrorHandler
+	actorOpts  = optName | optMailbox | optDeadLetters | optErrorHandler | optNoRecovery
 	routerOpts = actorOpts | optStrategy | optKey
 	poolOpts   = optName | optMailbox | optDeadLetters | optStrategy | optQueueSize | optKey |
-		optParent | optCancelOnError | optAllErrors | optFairShare
+		optParent | optCancelOnError | optAllErrors | optFairShare | optErrorHandler | optNoRecovery
 	batchOpts = optAllErrors | optDeadLetters | optLimit | optTenant | optWeight
 )
 
@@ -83,6 +85,7 @@ type options struct {
 	newMailbox  any // func() Mailbox[T] for the actor's T, checked by Spawn
 	deadLetters func(DeadLetter)
 	onError     func(error)
+	noRecovery  bool
 	strategy    Strategy
 
 	// pools only
@@ -156,15 +159,40 @@ func WithDeadLetters(sink func(DeadLetter)) Option {
 
 // WithErrorHandler sends each error a handler returns, and each panic it
 // raises (as an error that errors.As unwraps to *panics.ErrRecovered, with
-// the stack), to onError, on the actor's goroutine. The actor then goes on
-// with its next message. onError must not panic. Without this option, errors
-// are logged through log/slog, sparingly. It applies to actors and routers;
-// a pool returns its jobs' errors from Wait instead.
+// the stack), to onError, on the goroutine that ran it, as it happens.
+//
+// For an actor or a router's routees, onError runs on the actor's
+// goroutine, and the actor goes on with its next message; without this
+// option, errors are logged through log/slog, sparingly.
+//
+// For a pool (NewPool, NewGroup, WithContext, Map), onError receives every
+// non-nil error a job returns, its batch's jobs included, each recovered
+// panic and each runtime.Goexit, on the worker (or, for a job run inline,
+// on the goroutine that ran it), after the job returns and before it
+// counts as ended: so each call happens before the Wait (the pool's, or
+// the job's batch's) that returns after that job. Wait still returns the
+// errors as before: onError is how a long-lived pool's failures reach a
+// log or an alert when they happen, rather than at exit. onError must not
+// panic, block for long, or wait for the pool.
 func WithErrorHandler(onError func(error)) Option {
 	if onError == nil {
 		panic("crew: WithErrorHandler: nil handler")
 	}
 	return func(o *options) { o.set |= optErrorHandler; o.onError = onError }
+}
+
+// WithoutPanicRecovery lets a panicking handler (Spawn, SpawnRouter) or
+// job (NewPool, NewGroup, WithContext, Map) crash the process at once, as
+// a panic in a goroutine of its own would, with the panic's own stack.
+// By default crew recovers the panic and turns it into an error with that
+// stack: a job's panic fails the job (and its batch or group, as an
+// error would) and reaches Wait and WithErrorHandler, and an actor goes on
+// with its next message. Keep the default where one bad input must not
+// take a server down and its error is reported; choose this where a panic
+// means the process's state can no longer be trusted, or where a crash
+// with its stack, restarted by a supervisor, is how failures are seen.
+func WithoutPanicRecovery() Option {
+	return func(o *options) { o.set |= optNoRecovery; o.noRecovery = true }
 }
 
 // A DeadLetter is a message that will never reach its handler.

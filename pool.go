@@ -74,6 +74,8 @@ type Pool[T any] struct {
 	watch         bool             // ctx's parent can end: dispatches read ctx (see seesStop)
 	perWorker     int              // the bound per worker (1+queue size), or 0: Resize moves the bound with it
 	sink          func(DeadLetter) // the user's dead-letter sink, or nil
+	onError       func(error)      // WithErrorHandler, or nil
+	noRecovery    bool             // WithoutPanicRecovery: a job's panic is not recovered
 	noWorker      error            // what a Submit gets once every worker has died: it names the pool and matches ErrNoRoutee
 
 	// The dispatcher's fields change with every job: no line of theirs is
@@ -106,8 +108,9 @@ type Pool[T any] struct {
 // name-0, name-1, ...), WithStrategy, WithMailbox (the backlog, such as a
 // priority mailbox for urgent jobs first), WithQueueSize, WithKey or
 // WithConsistentHash, WithParent, WithCancelOnError, WithAllErrors,
-// WithDeadLetters and WithFairShare (batches share the workers by run
-// time). NewPool panics if workers is not between 1 and 1<<24, handle is
+// WithDeadLetters, WithFairShare (batches share the workers by run time),
+// WithErrorHandler (each job's error as it happens) and
+// WithoutPanicRecovery. NewPool panics if workers is not between 1 and 1<<24, handle is
 // nil, or an option does not apply to a pool; it checks everything before
 // it starts anything.
 func NewPool[T any](workers int, handle func(context.Context, T) error, opts ...Option) *Pool[T] {
@@ -130,6 +133,8 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		cancelOnError: o.cancelOnError,
 		errs:          errorSet{all: o.allErrors},
 		sink:          o.deadLetters,
+		onError:       o.onError,
+		noRecovery:    o.noRecovery,
 		refused:       make(chan struct{}),
 	}
 	d := &p.d

@@ -87,7 +87,7 @@ func (b *Batch[T]) runInline(job T) {
 	returned := false
 	defer b.finishInline(&returned)
 	if err := b.pool.handle(&b.jobCtx, job); err != nil {
-		b.record(err)
+		b.fail(err)
 	}
 	returned = true
 }
@@ -95,12 +95,26 @@ func (b *Batch[T]) runInline(job T) {
 // finishInline records the panic, or the runtime.Goexit (returned is
 // false), of a job of the batch run inline, and counts it.
 func (b *Batch[T]) finishInline(returned *bool) {
-	if v := recover(); v != nil {
-		b.record(panicked("job", panics.NewRecovered(1, v)))
-	} else if !*returned {
-		b.record(&actorError{name: b.pool.name, err: errGoexit})
+	var v any
+	if !b.pool.noRecovery { // else a panic goes on, and crashes the process
+		v = recover()
+	}
+	switch {
+	case v != nil:
+		b.fail(panicked("job", panics.NewRecovered(1, v)))
+	case !*returned: // a Goexit (or, WithoutPanicRecovery, a panic on its way to crash the process)
+		b.fail(&actorError{name: b.pool.name, err: errGoexit})
 	}
 	b.inline.Add(1)
+}
+
+// fail reports err, the failure of a job of the batch run inline, to the
+// pool's error handler, if it has one, and records it.
+func (b *Batch[T]) fail(err error) {
+	if h := b.pool.onError; h != nil {
+		h(err)
+	}
+	b.record(err)
 }
 
 // A jobContext is a batch's context as its jobs receive it, marked as the

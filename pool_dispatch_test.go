@@ -363,8 +363,12 @@ func TestOptionsThatDoNotApplyPanic(t *testing.T) {
 			func() { crew.Spawn(ctx, handle, crew.WithQueueSize(2)) }},
 		{"crew: SpawnRouter: WithAllErrors (for pools and batches) does not apply",
 			func() { crew.SpawnRouter(ctx, 2, handle, crew.WithAllErrors()) }},
-		{"crew: NewPool: WithErrorHandler (for actors and routers; a pool's errors go to Wait) does not apply",
-			func() { crew.NewPool(2, handle, crew.WithErrorHandler(func(error) {})) }},
+		{"crew: NewBatch: WithErrorHandler (for actors, routers and pools) does not apply",
+			func() {
+				p := crew.NewPool(1, handle)
+				defer p.Wait()
+				p.NewBatch(ctx, crew.WithErrorHandler(func(error) {}))
+			}},
 		{"crew: WithContext: WithParent (for pools) does not apply",
 			func() { crew.WithContext(ctx, 2, crew.WithParent(ctx)) }},
 		{"crew: Map: WithMailbox does not apply",

@@ -89,6 +89,9 @@ func (p *Pool[T]) stop(cause error) {
 
 // fail records the error of a job of batch b, or of the pool if b is nil.
 func (p *Pool[T]) fail(err error, b *Batch[T]) {
+	if p.onError != nil {
+		p.onError(err)
+	}
 	p.failed.Add(1)
 	var pe *panicError
 	if errors.As(err, &pe) {

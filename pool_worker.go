@@ -161,8 +161,10 @@ func (w *worker[T]) do(g grant[T]) {
 // panicked, and counts the job as handled. It also runs when the job
 // calls runtime.Goexit.
 func (w *worker[T]) finish(b *Batch[T]) {
-	if v := recover(); v != nil {
-		w.pool.fail(panicked("job", panics.NewRecovered(1, v)), b)
+	if !w.pool.noRecovery { // else a panic goes on, and crashes the process
+		if v := recover(); v != nil {
+			w.pool.fail(panicked("job", panics.NewRecovered(1, v)), b)
+		}
 	}
 	w.handled.Add(1)
 }
@@ -182,9 +184,14 @@ func (w *worker[T]) runInline(job T) {
 // false), of a job run inline, and counts it. A Goexit goes on to end the
 // job that ran it, which fails too (see died).
 func (w *worker[T]) finishInline(returned *bool) {
-	if v := recover(); v != nil {
+	var v any
+	if !w.pool.noRecovery { // else a panic goes on, and crashes the process
+		v = recover()
+	}
+	switch {
+	case v != nil:
 		w.pool.fail(panicked("job", panics.NewRecovered(1, v)), nil)
-	} else if !*returned {
+	case !*returned: // a Goexit (or, WithoutPanicRecovery, a panic on its way to crash the process)
 		w.pool.fail(&actorError{name: w.name, err: errGoexit}, nil)
 	}
 	w.handled.Add(1)

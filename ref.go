@@ -36,6 +36,7 @@ type Ref[T any] struct {
 	handle  func(context.Context, T) error
 	sink    func(DeadLetter)
 	onError func(error)
+	crash   bool // WithoutPanicRecovery: a handler's panic is not recovered
 
 	signal   chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
 	done     chan struct{} // closed by the second of shutdown and the goroutine's exit
@@ -106,7 +107,8 @@ type counted interface {
 // reported as an error that errors.As unwraps to *panics.ErrRecovered.
 //
 // Options: WithMailbox (default NewUnbounded), WithDeadLetters,
-// WithErrorHandler, WithName (default "actor-1", "actor-2", ...). Spawn
+// WithErrorHandler, WithoutPanicRecovery, WithName (default "actor-1",
+// "actor-2", ...). Spawn
 // panics if ctx or handle is nil, or if WithMailbox's type does not match T.
 // To feed an actor from a channel you already have, see Forward.
 func Spawn[T any](ctx context.Context, handle func(context.Context, T) error, opts ...Option) *Ref[T] {
@@ -131,6 +133,7 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 		handle:  handle,
 		sink:    o.deadLetters,
 		onError: o.onError,
+		crash:   o.noRecovery,
 		signal:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}
@@ -321,6 +324,9 @@ func (r *Ref[T]) report(err error) {
 // build a closure around msg that escapes to the heap: one allocation per
 // message; a deferred recover here costs none.
 func (r *Ref[T]) call(ctx context.Context, msg T) (err error) {
+	if r.crash {
+		return r.handle(ctx, msg) // WithoutPanicRecovery: a panic crashes the process
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			err = panicked("handler", panics.NewRecovered(1, v))
