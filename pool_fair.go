@@ -91,22 +91,23 @@ func (s *share[T]) before(o *share[T]) bool {
 
 // A fairness is the order of a pool WithFairShare: start-time fair queuing
 // between shares, with a job's run time as its cost. A freed worker takes
-// the oldest runnable job of the share with the least vt. The room a job's
-// end frees goes to the shares with a blocked Submit in turn, weight
-// Submits at a time (weighted round robin): that the pool admits a job
-// does not make it run, and a share with jobs admitted but behind others
-// in the fair order holds no worker. Admission by vt instead would favour
-// the shares that have run least, and so starve a request's later Submits
-// as new requests keep coming: it doubled the p99 of small requests in the
-// bench program's tenants scenario, where run times include the time a
-// worker waits for a CPU. A job's run time is not known when it starts, so its share is
-// charged its recent mean run time then (so that a share whose jobs run
-// never looks cheaper than a newcomer) and the difference once the job
-// ended and its run time is known. A share that had no job and gets one
-// starts from the least vt of the backlogged shares at the least (from
-// now, the vt of the last share served, if none is backlogged): it banks
-// no credit for the time it was idle, and takes none from those that
-// were not. The dispatcher's lock guards it.
+// the oldest runnable job of the share with the least vt. A job's run time
+// is not known when it starts, so its share is charged its recent mean run
+// time then (so that a share whose jobs run never looks cheaper than a
+// newcomer) and the difference once the job ended and its run time is
+// known. A share that had no job and gets one starts from the least vt of
+// the runnable shares at the least (from now, the vt of the last share
+// served, if none is runnable): it banks no credit for the time it was
+// idle, and takes none from those that were not. The dispatcher's lock
+// guards it.
+//
+// The room a job's end frees goes to the shares with a blocked Submit in
+// turn, weight Submits at a time (weighted round robin): that the pool
+// admits a job does not make it run, and a share with jobs admitted but
+// behind others in the fair order holds no worker. Admission by vt instead
+// would favour the shares that have run least, and so starve a request's
+// later Submits as new requests keep coming: it doubled the p99 of small
+// requests in the bench program's tenants scenario.
 type fairness[T any] struct {
 	runnable heapOf[*share[T]]    // the shares with a runnable flow
 	blocked  shareRing[T]         // the shares with a blocked Submit, in their turns
