@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -419,8 +420,15 @@ func TestAKeyedPoolSpreadsItsKeysOverTheWorkers(t *testing.T) {
 	for _, w := range st.PerWorker {
 		handled = append(handled, w.Handled)
 	}
-	assert.LessOrEqual(t, float64(slices.Max(handled)), 1.4*mean, "per worker: %v", handled)
 	fmt.Fprintf(testOutput{t}, "jobs per worker: %v (mean %.0f)\n", handled, mean)
+	if runtime.GOMAXPROCS(0) > runtime.NumCPU() {
+		// With more processors than CPUs, the OS decides which workers
+		// run, and a worker that does not run takes no job: the balance
+		// is the scheduler's, not the pool's.
+		t.Logf("GOMAXPROCS %d > %d CPUs: the balance is not checked", runtime.GOMAXPROCS(0), runtime.NumCPU())
+		return
+	}
+	assert.LessOrEqual(t, float64(slices.Max(handled)), 1.4*mean, "per worker: %v", handled)
 }
 
 // spin keeps the processor busy for about d, as a job that computes does.
