@@ -59,7 +59,7 @@ func (r *runner[T]) run(ctx context.Context, d delivery) error {
 		r.dead(d, job, fmt.Errorf("%w: delivered %d times, at most %d allowed", ErrTooManyDeliveries, attempt, r.maxDeliveries))
 		return nil
 	}
-	err = r.call(ctx, job)
+	err = r.call(withDelivery(ctx, m, md), job)
 	switch {
 	case err == nil:
 		d.k.stop()

@@ -45,8 +45,9 @@ const (
 // elsewhere. Every job is therefore run at least once; exactly once when no
 // process dies and no acknowledgement is lost.
 //
-// handle receives a context with ctx's values that is not canceled when ctx
-// ends: once ctx ends, Serve stops pulling, lets the jobs it holds run to
+// handle receives a context with ctx's values, and its delivery (see
+// DeliveryFrom: the attempt, the job's message ID), that is not canceled
+// when ctx ends: once ctx ends, Serve stops pulling, lets the jobs it holds run to
 // completion, acknowledges them, waits for the server to have received the
 // acknowledgements, and returns nil: within half a second plus the time its
 // held jobs take. A lost connection or a restarting server does not end
