@@ -1,6 +1,7 @@
 package natsqueue
 
 import (
+	"fmt"
 	"log/slog"
 	"strconv"
 	"time"
@@ -51,6 +52,7 @@ const (
 	optMaxDeliveries
 	optDeadLetters
 	optPrefetch
+	optReplicas
 )
 
 var optNames = [...]string{
@@ -61,10 +63,11 @@ var optNames = [...]string{
 	"WithMaxDeliveries (for Serve)",
 	"WithDeadLetters (for Serve)",
 	"WithPrefetch (for Serve)",
+	"WithReplicas (for Open)",
 }
 
 const (
-	openOpts  = optAckWait | optCodec | optDepthTTL
+	openOpts  = optAckWait | optCodec | optDepthTTL | optReplicas
 	serveOpts = optBackoff | optMaxDeliveries | optDeadLetters | optPrefetch
 )
 
@@ -77,6 +80,7 @@ type options struct {
 	maxDeliveries int
 	deadLetters   func(crew.DeadLetter)
 	prefetch      int // -1: one per worker
+	replicas      int // 0: not given
 }
 
 // collect applies opts over the defaults and panics if one does not apply
@@ -119,6 +123,22 @@ func WithAckWait(d time.Duration) Option {
 		panic("natsqueue: WithAckWait: " + d.String() + " is under 100ms")
 	}
 	return func(o *options) { o.set |= optAckWait; o.ackWait = d }
+}
+
+// WithReplicas makes Open create the queue's stream with n copies, on n
+// servers of a JetStream cluster (for Open; default 1): with 3, the queue
+// loses no job and stays available when any one server is lost, the
+// stream's leader included, as JetStream elects another. n goes from 1 to
+// 5, JetStream's range; with more than the cluster has servers, Open
+// returns the server's error. Without it, Open binds to an existing
+// stream whatever its replicas; with it, Open refuses one with other
+// replicas, with an error wrapping ErrIncompatible, and changes nothing.
+// It panics if n is not between 1 and 5.
+func WithReplicas(n int) Option {
+	if n < 1 || n > 5 {
+		panic(fmt.Sprintf("natsqueue: WithReplicas: n must be between 1 and 5, got %d", n))
+	}
+	return func(o *options) { o.set |= optReplicas; o.replicas = n }
 }
 
 // WithCodec sets how messages are encoded (for Open; default JSON). It

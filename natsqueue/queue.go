@@ -66,7 +66,8 @@ type Queue[T any] struct {
 // server's (Serve enforces WithMaxDeliveries) and the server's default
 // MaxAckPending (1,000 jobs taken at once across all processes).
 //
-// Options: WithAckWait, WithCodec and WithDepthTTL; the others panic. If a
+// Options: WithAckWait, WithCodec, WithDepthTTL and WithReplicas; the
+// others panic. If a
 // stream or consumer of these names exists with a configuration the queue
 // cannot use (another retention, no such subject, another AckWait, or a
 // setting that deletes jobs not yet run: a MaxAge, a limit with
@@ -79,7 +80,7 @@ func Open[T any](ctx context.Context, js jetstream.JetStream, name string, opts 
 	}
 	o := collect("Open", openOpts, opts)
 	subject := "natsqueue." + name
-	stream, err := openStream(ctx, js, name, subject)
+	stream, err := openStream(ctx, js, name, subject, o.replicas)
 	if err != nil {
 		return nil, fmt.Errorf("natsqueue: Open %q: %w", name, err)
 	}
@@ -106,7 +107,10 @@ func Open[T any](ctx context.Context, js jetstream.JetStream, name string, opts 
 	return q, nil
 }
 
-func openStream(ctx context.Context, js jetstream.JetStream, name, subject string) (jetstream.Stream, error) {
+// openStream creates the queue's stream, with replicas copies (1 if 0),
+// or binds to the existing one, which must keep jobs as a work queue and,
+// if replicas is not 0, have that many copies.
+func openStream(ctx context.Context, js jetstream.JetStream, name, subject string, replicas int) (jetstream.Stream, error) {
 	stream, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		stream, err = js.CreateStream(ctx, jetstream.StreamConfig{
@@ -114,6 +118,7 @@ func openStream(ctx context.Context, js jetstream.JetStream, name, subject strin
 			Subjects:  []string{subject},
 			Retention: jetstream.WorkQueuePolicy,
 			Storage:   jetstream.FileStorage,
+			Replicas:  max(replicas, 1),
 		})
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			// Another process created it first; check what it made.
@@ -132,6 +137,9 @@ func openStream(ctx context.Context, js jetstream.JetStream, name, subject strin
 	}
 	if err := keepsJobs(cfg); err != nil {
 		return nil, err
+	}
+	if has := max(cfg.Replicas, 1); replicas != 0 && has != replicas {
+		return nil, fmt.Errorf("%w: stream has %d replicas, Open was given WithReplicas(%d)", ErrIncompatible, has, replicas)
 	}
 	return stream, nil
 }

@@ -1,0 +1,89 @@
+package natsqueue_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crewlib/crew/natsqueue"
+	"github.com/crewlib/crew/natsqueue/natstest"
+)
+
+// connectAll returns a JetStream client of the cluster, connected to any
+// of its servers and reconnecting to the others.
+func connectAll(t testing.TB, servers []*server.Server) jetstream.JetStream {
+	t.Helper()
+	var urls []string
+	for _, s := range servers {
+		urls = append(urls, s.ClientURL())
+	}
+	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return js
+}
+
+func TestWithReplicasMakesAReplicatedStreamAndRefusesAnother(t *testing.T) {
+	servers := natstest.Cluster(t, 3)
+	js := connectAll(t, servers)
+	_, err := natsqueue.Open[int](ctx(t), js, "jobs", natsqueue.WithReplicas(3))
+	require.NoError(t, err)
+	stream, err := js.Stream(ctx(t), "jobs")
+	require.NoError(t, err)
+	assert.Equal(t, 3, stream.CachedInfo().Config.Replicas)
+
+	_, err = natsqueue.Open[int](ctx(t), js, "jobs")
+	assert.NoError(t, err, "without WithReplicas, Open binds whatever the replicas")
+	_, err = natsqueue.Open[int](ctx(t), js, "jobs", natsqueue.WithReplicas(1))
+	assert.ErrorIs(t, err, natsqueue.ErrIncompatible)
+
+	_, err = natsqueue.Open[int](ctx(t), js, "more", natsqueue.WithReplicas(5))
+	assert.Error(t, err, "more replicas than servers: the server's error")
+	assert.NotErrorIs(t, err, natsqueue.ErrIncompatible)
+	assert.Panics(t, func() { natsqueue.WithReplicas(6) })
+	assert.Panics(t, func() { natsqueue.WithReplicas(0) })
+}
+
+func TestAReplicatedQueueLosesNothingWhenTheStreamsLeaderDies(t *testing.T) {
+	servers := natstest.Cluster(t, 3)
+	js := connectAll(t, servers)
+	q, err := natsqueue.Open[int](ctx(t), js, "jobs", natsqueue.WithReplicas(3), natsqueue.WithAckWait(testAckWait))
+	require.NoError(t, err)
+	const n = 200
+	tellAll(t, q, n/2)
+
+	stream, err := js.Stream(ctx(t), "jobs")
+	require.NoError(t, err)
+	info, err := stream.Info(ctx(t))
+	require.NoError(t, err)
+	require.NotNil(t, info.Cluster)
+	lost := 0
+	for _, s := range servers {
+		if s.Name() == info.Cluster.Leader {
+			s.Shutdown() // the stream's leader, with half the jobs told
+			s.WaitForShutdown()
+			lost++
+		}
+	}
+	require.Equal(t, 1, lost, "the stream's leader %q is one of the servers", info.Cluster.Leader)
+	for i := n / 2; i < n; i++ { // Tell retries while the others elect a leader
+		require.NoError(t, q.Tell(ctx(t), i))
+	}
+	c := newTally(n)
+	stop := serving(t, q, 4, func(_ context.Context, job int) error { c.ran(job, nil); return nil })
+	c.wait(t)
+	require.NoError(t, stop())
+	runs, _ := c.snapshot()
+	for i := range n {
+		assert.GreaterOrEqual(t, runs[i], 1, "job %d", i)
+	}
+}
