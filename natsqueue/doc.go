@@ -15,7 +15,12 @@
 // # Guarantees
 //
 // Every job told is run at least once, and exactly once per successful
-// handler run while no process dies and no acknowledgement is lost. A job
+// handler run while no process dies and no acknowledgement is lost.
+// Otherwise at least once, dead letters included: a server that dies
+// before an acknowledgement reaches it delivers the job again, and after a
+// server is killed a job's delivery count, which WithMaxDeliveries limits,
+// can go back. On a JetStream cluster, WithReplicas(3) keeps every job
+// through the loss of any one server. A job
 // is acknowledged after its handler returns nil. An error or a panic is
 // retried after a backoff; Permanent(err), an undecodable message, or a
 // failure on the last allowed delivery ends the job as a dead letter. A
