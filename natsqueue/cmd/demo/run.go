@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/crewlib/crew"
+	"github.com/crewlib/crew/natsqueue/internal/embed"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/nats-io/nuid"
@@ -46,14 +47,31 @@ type line struct {
 	text string // "" when the process's stdout closed
 }
 
-func run(url string, jobs, workers int, ackWait time.Duration) error {
+func run(url string, jobs, workers int, ackWait time.Duration, cluster int) error {
 	// On SIGINT or SIGTERM the deferred calls still remove the embedded
 	// server's store.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	if url == "" {
+	var servers []*server.Server
+	switch {
+	case cluster > 0:
+		dir, err := os.MkdirTemp("", "natsqueue-demo-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		if servers, err = embed.Cluster(cluster, dir); err != nil {
+			return err
+		}
+		defer func() { embed.Stop(servers...) }()
+		var urls []string
+		for _, s := range servers {
+			urls = append(urls, s.ClientURL())
+		}
+		url = strings.Join(urls, ",")
+	case url == "":
 		s, err := embedded()
 		if err != nil {
 			return err
@@ -62,7 +80,7 @@ func run(url string, jobs, workers int, ackWait time.Duration) error {
 		url = s.ClientURL()
 	}
 	name := "demo_" + nuid.Next()
-	nc, q, err := open(ctx, url, name, ackWait)
+	nc, q, err := open(ctx, url, name, ackWait, cluster)
 	if err != nil {
 		return err
 	}
@@ -131,6 +149,13 @@ func run(url string, jobs, workers int, ackWait time.Duration) error {
 		l.proc.ran++
 		if victim == nil && len(runs) >= jobs/3 {
 			victim = kill(procs)
+			if servers != nil {
+				leader, err := stopLeader(ctx, js, name, servers)
+				if err != nil {
+					return err
+				}
+				fmt.Printf("shut down %s, the stream's leader, after %d jobs\n", leader, len(runs))
+			}
 		}
 	}
 	elapsed := time.Since(began)
@@ -204,6 +229,29 @@ func start(url, queue, name string, delay time.Duration, workers int, ackWait ti
 	return p, nil
 }
 
+// stopLeader shuts down the server that leads stream name, and returns
+// its name.
+func stopLeader(ctx context.Context, js jetstream.JetStream, name string, servers []*server.Server) (string, error) {
+	stream, err := js.Stream(ctx, name)
+	if err != nil {
+		return "", err
+	}
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return "", err
+	}
+	if info.Cluster == nil {
+		return "", errors.New("the stream has no cluster")
+	}
+	for _, s := range servers {
+		if s.Name() == info.Cluster.Leader {
+			embed.Stop(s)
+			return s.Name(), nil
+		}
+	}
+	return "", fmt.Errorf("the stream's leader %q is none of the demo's servers", info.Cluster.Leader)
+}
+
 // kill SIGKILLs the victim process and returns it.
 func kill(procs []*proc) *proc {
 	for i, s := range speeds {
@@ -229,7 +277,7 @@ func report(procs []*proc, jobs int, runs map[int]int, redelivered int, elapsed 
 	fmt.Printf("\njobs told     %d\n", jobs)
 	fmt.Printf("jobs done     %d\n", len(runs))
 	fmt.Printf("lost          %d\n", jobs-len(runs))
-	fmt.Printf("duplicates    %d (runs beyond the first: a job done by the killed process whose ack never left it)\n", dups)
+	fmt.Printf("duplicates    %d (runs beyond the first: jobs done whose ack was lost, with the killed process or a stopped server)\n", dups)
 	fmt.Printf("redeliveries  %d (deliveries beyond one per job: the killed process's jobs, after AckWait)\n", redelivered)
 	fmt.Printf("elapsed       %v (including AckWait before the killed process's jobs ran elsewhere)\n", elapsed.Round(time.Millisecond))
 	fmt.Printf("throughput    %.0f jobs/s\n", float64(jobs)/elapsed.Seconds())
