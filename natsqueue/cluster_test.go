@@ -3,6 +3,7 @@ package natsqueue_test
 import (
 	"context"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/crewlib/crew/natsqueue"
+	"github.com/crewlib/crew/natsqueue/internal/embed"
 	"github.com/crewlib/crew/natsqueue/natstest"
 )
 
@@ -85,5 +87,52 @@ func TestAReplicatedQueueLosesNothingWhenTheStreamsLeaderDies(t *testing.T) {
 	runs, _ := c.snapshot()
 	for i := range n {
 		assert.GreaterOrEqual(t, runs[i], 1, "job %d", i)
+	}
+}
+
+// Serve goes on when a server is lost while it runs: the stream's leader,
+// or another one.
+func TestServeGoesOnWhenAServerOfTheClusterIsLost(t *testing.T) {
+	for _, lose := range []string{"the stream's leader", "a server that does not lead the stream"} {
+		t.Run(lose, func(t *testing.T) {
+			servers := natstest.Cluster(t, 3)
+			js := connectAll(t, servers)
+			q, err := natsqueue.Open[int](ctx(t), js, "jobs", natsqueue.WithReplicas(3), natsqueue.WithAckWait(testAckWait))
+			require.NoError(t, err)
+			const n = 300
+			tellAll(t, q, n/2)
+			c := newTally(n)
+			var done atomic.Int32
+			third := make(chan struct{})
+			stop := serving(t, q, 4, func(_ context.Context, job int) error {
+				c.ran(job, nil)
+				if done.Add(1) == n/3 {
+					close(third)
+				}
+				return nil
+			})
+			<-third // a third of the jobs ran: Serve holds some, and pulls on
+			stream, err := js.Stream(ctx(t), "jobs")
+			require.NoError(t, err)
+			info, err := stream.Info(ctx(t))
+			require.NoError(t, err)
+			require.NotNil(t, info.Cluster)
+			leads := lose == "the stream's leader"
+			for _, s := range servers {
+				if (s.Name() == info.Cluster.Leader) == leads {
+					embed.Stop(s)
+					break
+				}
+			}
+			for i := n / 2; i < n; i++ {
+				require.NoError(t, q.Tell(ctx(t), i))
+			}
+			c.wait(t)
+			require.NoError(t, stop())
+			runs, _ := c.snapshot()
+			for i := range n {
+				assert.GreaterOrEqual(t, runs[i], 1, "job %d", i)
+			}
+		})
 	}
 }
