@@ -39,62 +39,89 @@ func fill(b *testing.B, js jetstream.JetStream, subject string, n int) {
 // job has run.
 func BenchmarkServe(b *testing.B) {
 	s := natstest.Server(b)
-	js := connect(b, s)
+	benchServe(b, connect(b, s), []benchSetting{{"", nil}})
+}
+
+// BenchmarkServeOnACluster runs BenchmarkServe on a cluster of 3 servers,
+// the queue's stream on 3 replicas and on 1.
+func BenchmarkServeOnACluster(b *testing.B) {
+	servers := natstest.Cluster(b, 3)
+	benchServe(b, connectAll(b, servers), []benchSetting{
+		{"replicas 3/", []natsqueue.Option{natsqueue.WithReplicas(3)}},
+		{"replicas 1/", []natsqueue.Option{natsqueue.WithReplicas(1)}},
+	})
+}
+
+// A benchSetting is a prefix of benchmark names and the options of their
+// queue.
+type benchSetting struct {
+	prefix string
+	opts   []natsqueue.Option
+}
+
+// benchServe runs Serve and the plain loop on js, for each of settings.
+func benchServe(b *testing.B, js jetstream.JetStream, settings []benchSetting) {
 	seq := 0
-	next := func(b *testing.B) *natsqueue.Queue[int] {
+	next := func(b *testing.B, opts []natsqueue.Option) *natsqueue.Queue[int] {
 		seq++
-		q, err := natsqueue.Open[int](context.Background(), js, "bench"+strconv.Itoa(seq))
+		q, err := natsqueue.Open[int](context.Background(), js, "bench"+strconv.Itoa(seq), opts...)
 		require.NoError(b, err)
 		fill(b, js, natsqueue.Subject(q), b.N)
 		return q
 	}
-	b.Run("natsqueue.Serve", func(b *testing.B) {
-		q := next(b)
-		var n atomic.Int64
-		all := make(chan struct{})
-		c, cancel := context.WithCancel(context.Background())
-		done := make(chan error, 1)
-		b.ResetTimer()
-		go func() {
-			done <- natsqueue.Serve(c, q, benchWorkers, func(context.Context, int) error {
-				if n.Add(1) == int64(b.N) {
-					close(all)
-				}
-				return nil
-			})
-		}()
-		<-all
-		b.StopTimer()
-		cancel()
-		require.NoError(b, <-done)
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
-	})
-	b.Run("plain pull loop", func(b *testing.B) {
-		q := next(b)
-		cons, err := js.Consumer(context.Background(), q.Name(), "natsqueue")
+	for _, s := range settings {
+		b.Run(s.prefix+"natsqueue.Serve", func(b *testing.B) { serveAll(b, next(b, s.opts)) })
+		b.Run(s.prefix+"plain pull loop", func(b *testing.B) { pullAll(b, js, next(b, s.opts)) })
+	}
+}
+
+// serveAll times Serve running q's b.N jobs.
+func serveAll(b *testing.B, q *natsqueue.Queue[int]) {
+	var n atomic.Int64
+	all := make(chan struct{})
+	c, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	b.ResetTimer()
+	go func() {
+		done <- natsqueue.Serve(c, q, benchWorkers, func(context.Context, int) error {
+			if n.Add(1) == int64(b.N) {
+				close(all)
+			}
+			return nil
+		})
+	}()
+	<-all
+	b.StopTimer()
+	cancel()
+	require.NoError(b, <-done)
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// pullAll times a plain nats.go loop taking and acking q's b.N jobs.
+func pullAll(b *testing.B, js jetstream.JetStream, q *natsqueue.Queue[int]) {
+	cons, err := js.Consumer(context.Background(), q.Name(), "natsqueue")
+	require.NoError(b, err)
+	b.ResetTimer()
+	var batch jetstream.MessageBatch
+	for got := 0; got < b.N; {
+		batch, err = cons.Fetch(2*benchWorkers, jetstream.FetchMaxWait(time.Second))
 		require.NoError(b, err)
-		b.ResetTimer()
-		var batch jetstream.MessageBatch
-		for got := 0; got < b.N; {
-			batch, err = cons.Fetch(2*benchWorkers, jetstream.FetchMaxWait(time.Second))
-			require.NoError(b, err)
-			for m := range batch.Messages() {
-				var job int
-				if err := (natsqueue.JSON{}).Unmarshal(m.Data(), &job); err != nil {
-					b.Fatal(err)
-				}
-				_ = m.Ack()
-				if got++; got == b.N {
-					break // as Serve's timing ends with the last job, not its batch
-				}
+		for m := range batch.Messages() {
+			var job int
+			if err := (natsqueue.JSON{}).Unmarshal(m.Data(), &job); err != nil {
+				b.Fatal(err)
+			}
+			_ = m.Ack()
+			if got++; got == b.N {
+				break // as Serve's timing ends with the last job, not its batch
 			}
 		}
-		b.StopTimer()
-		for range batch.Messages() { // the last batch ends at its wait: its goroutine with it
-		}
-		require.NoError(b, js.Conn().Flush())
-		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
-	})
+	}
+	b.StopTimer()
+	for range batch.Messages() { // the last batch ends at its wait: its goroutine with it
+	}
+	require.NoError(b, js.Conn().Flush())
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
 
 // BenchmarkBalance runs 1000 jobs on two worker processes (2 workers each)
