@@ -2,6 +2,7 @@ package natsqueue_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"sync/atomic"
 	"testing"
@@ -181,4 +182,70 @@ func BenchmarkLen(b *testing.B) {
 			r.Len()
 		}
 	})
+}
+
+// BenchmarkLeaderLoss runs 20,000 jobs already in a queue on a cluster of
+// 3 servers, the stream on 3 replicas, with Serve's no-op handlers, shuts
+// the stream's leader down after a third of them, and reports the pause:
+// the longest time between two jobs' ends from the loss on (the cluster
+// elects another leader meanwhile; no job is lost). Each op is one run,
+// on a cluster of its own: run it with -benchtime 1x -count 5.
+func BenchmarkLeaderLoss(b *testing.B) {
+	const jobs = 20_000
+	for range b.N {
+		b.StopTimer()
+		servers := natstest.Cluster(b, 3)
+		js := connectAll(b, servers)
+		q, err := natsqueue.Open[int](context.Background(), js, "loss", natsqueue.WithReplicas(3))
+		require.NoError(b, err)
+		fill(b, js, natsqueue.Subject(q), jobs)
+		info, err := js.Stream(context.Background(), "loss")
+		require.NoError(b, err)
+		leader := info.CachedInfo().Cluster.Leader
+		ends := make([]time.Time, jobs*2) // a job may end twice
+		var n atomic.Int64
+		seen := make([]atomic.Bool, jobs)
+		var distinct atomic.Int64
+		all, third := make(chan struct{}), make(chan struct{})
+		c, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		b.StartTimer()
+		go func() {
+			done <- natsqueue.Serve(c, q, benchWorkers, func(_ context.Context, job int) error {
+				ends[n.Add(1)-1] = time.Now()
+				if !seen[job].Swap(true) {
+					switch distinct.Add(1) {
+					case jobs / 3:
+						close(third)
+					case jobs:
+						close(all)
+					}
+				}
+				return nil
+			})
+		}()
+		<-third
+		var lost time.Time
+		for _, s := range servers {
+			if s.Name() == leader {
+				lost = time.Now()
+				s.Shutdown()
+				s.WaitForShutdown()
+			}
+		}
+		<-all
+		b.StopTimer()
+		cancel()
+		require.NoError(b, <-done)
+		after := slices.SortedFunc(slices.Values(ends[:n.Load()]), time.Time.Compare)
+		var pause time.Duration
+		prev := lost
+		for _, t := range after {
+			if t.After(lost) {
+				pause = max(pause, t.Sub(prev))
+				prev = t
+			}
+		}
+		b.ReportMetric(pause.Seconds()*1000, "ms-pause")
+	}
 }
