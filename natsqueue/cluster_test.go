@@ -136,3 +136,58 @@ func TestServeGoesOnWhenAServerOfTheClusterIsLost(t *testing.T) {
 		})
 	}
 }
+
+// Two worker processes and the test as producer, on a cluster of 3 with
+// the stream on 3 replicas: the stream's leader is shut down after a
+// third of the jobs ran. Every job runs at least once; a job runs again
+// only if its acknowledgement was lost with the leader, so at most what
+// the processes held: 2 processes × (2 workers + 2 prefetched).
+func TestProcessesOnAClusterLoseNothingWhenTheStreamsLeaderDies(t *testing.T) {
+	servers := natstest.Cluster(t, 3)
+	var urls []string
+	for _, s := range servers {
+		urls = append(urls, s.ClientURL())
+	}
+	url := strings.Join(urls, ",")
+	js := connectAll(t, servers)
+	q, err := natsqueue.Open[int](ctx(t), js, "jobs", natsqueue.WithReplicas(3), natsqueue.WithAckWait(testAckWait))
+	require.NoError(t, err)
+
+	events := make(chan event, 10000)
+	l := newLedger()
+	ready := 0
+	a := startWorker(t, url, "a", 0, events)
+	b := startWorker(t, url, "b", 100*time.Microsecond, events)
+	await(t, events, func(e event) bool {
+		if e.what == "ready" {
+			ready++
+		}
+		return ready == 2
+	}, l.record)
+
+	const n = 600
+	tellAll(t, q, n)
+	await(t, events, func(event) bool { return len(l.done) >= n/3 }, l.record)
+	stream, err := js.Stream(ctx(t), "jobs")
+	require.NoError(t, err)
+	info, err := stream.Info(ctx(t))
+	require.NoError(t, err)
+	require.NotNil(t, info.Cluster)
+	for _, s := range servers {
+		if s.Name() == info.Cluster.Leader {
+			embed.Stop(s)
+		}
+	}
+	await(t, events, func(event) bool { return len(l.done) == n }, l.record)
+	a.stop(t)
+	b.stop(t)
+	l.drain(events)
+
+	runs := 0
+	for i := range n {
+		require.NotEmpty(t, l.done[i], "job %d ran", i)
+		runs += len(l.done[i])
+	}
+	t.Logf("jobs per process: %v; %d duplicates", l.per, runs-n)
+	assert.LessOrEqual(t, runs-n, 2*(2+2), "runs beyond the first")
+}
