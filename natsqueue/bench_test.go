@@ -184,13 +184,19 @@ func BenchmarkLen(b *testing.B) {
 	})
 }
 
-// BenchmarkLeaderLoss runs 20,000 jobs already in a queue on a cluster of
+// BenchmarkServerLoss runs 20,000 jobs already in a queue on a cluster of
 // 3 servers, the stream on 3 replicas, with Serve's no-op handlers, shuts
-// the stream's leader down after a third of them, and reports the pause:
-// the longest time between two jobs' ends from the loss on (the cluster
-// elects another leader meanwhile; no job is lost). Each op is one run,
-// on a cluster of its own: run it with -benchtime 1x -count 5.
-func BenchmarkLeaderLoss(b *testing.B) {
+// a server down after a third of them (the stream's leader, or one that
+// does not lead it), and reports the pause: the longest time between two
+// jobs' ends from the loss on (for the leader, the cluster elects another
+// meanwhile; no job is lost). Each op is one run, on a cluster of its
+// own: run it with -benchtime 1x -count 5.
+func BenchmarkServerLoss(b *testing.B) {
+	b.Run("leader", func(b *testing.B) { benchServerLoss(b, true) })
+	b.Run("follower", func(b *testing.B) { benchServerLoss(b, false) })
+}
+
+func benchServerLoss(b *testing.B, leads bool) {
 	const jobs = 20_000
 	for range b.N {
 		b.StopTimer()
@@ -227,10 +233,11 @@ func BenchmarkLeaderLoss(b *testing.B) {
 		<-third
 		var lost time.Time
 		for _, s := range servers {
-			if s.Name() == leader {
+			if (s.Name() == leader) == leads {
 				lost = time.Now()
 				s.Shutdown()
 				s.WaitForShutdown()
+				break
 			}
 		}
 		<-all

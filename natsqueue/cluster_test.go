@@ -47,6 +47,9 @@ func TestWithReplicasMakesAReplicatedStreamAndRefusesAnother(t *testing.T) {
 	assert.NoError(t, err, "without WithReplicas, Open binds whatever the replicas")
 	_, err = natsqueue.Open[int](ctx(t), js, "jobs", natsqueue.WithReplicas(1))
 	assert.ErrorIs(t, err, natsqueue.ErrIncompatible)
+	info, err := stream.Info(ctx(t))
+	require.NoError(t, err)
+	assert.Equal(t, 3, info.Config.Replicas, "a refused Open leaves the stream as it was")
 
 	_, err = natsqueue.Open[int](ctx(t), js, "more", natsqueue.WithReplicas(5))
 	assert.Error(t, err, "more replicas than servers: the server's error")
