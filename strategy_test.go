@@ -183,11 +183,19 @@ func TestRoutersSkipAStoppedRoutee(t *testing.T) {
 }
 
 func TestSmallestMailboxSkipsFullRouteesThenFallsBackToRoundRobin(t *testing.T) {
+	synctest.Test(t, smallestMailboxSkipsFullRoutees)
+}
+
+func smallestMailboxSkipsFullRoutees(t *testing.T) {
 	f := newFleet(t, 3, crew.WithMailbox(func() crew.Mailbox[int] {
 		return crew.NewBounded[int](2, crew.Fail)
 	}))
 	f.fill(t, 0, 3) // one in flight, mailbox full
 	require.True(t, f.refs[0].Full())
+	// Every actor has looked at its mailbox and waits: an actor looking
+	// counts as busy for that moment, and a router that scored it then
+	// would send both messages below to the other idle routee.
+	synctest.Wait()
 	r := crew.NewRouter(crew.SmallestMailbox(), f.refs...)
 	tellAll(t, r, 0, 2) // to the two idle routees
 	f.awaitStarts(2)
