@@ -77,6 +77,17 @@ func (l *startLog) since(i int) []string {
 	return append([]string(nil), l.log[i:]...)
 }
 
+// before reports how many jobs started after the first mark ones and
+// before name's first job.
+func (l *startLog) before(mark int, name string) int {
+	after := l.since(mark)
+	at := 0
+	for at < len(after) && after[at] != name {
+		at++
+	}
+	return at
+}
+
 func (l *startLog) len() int {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -140,11 +151,7 @@ func TestASmallBatchOvertakesABigOneThatFillsAFairPool(t *testing.T) {
 				mark := log.len()
 				small := startFeed(p, "small", 1, time.Millisecond, &log)
 				waitFeeds(t, p, big, small)
-				after := log.since(mark)
-				at := 0
-				for at < len(after) && after[at] != "small" {
-					at++
-				}
+				at := log.before(mark, "small")
 				if fair {
 					assert.LessOrEqual(t, at, 2, "the small batch's job waited behind %d of the big one's", at)
 				} else {
@@ -427,11 +434,7 @@ func TestABigBatchsBlockedSubmitsDoNotHoldASmallOneOutOfAFairPool(t *testing.T) 
 				submitters.Wait()
 				require.NoError(t, big.Wait())
 				waitFeeds(t, p, small)
-				after := log.since(mark)
-				at := 0
-				for at < len(after) && after[at] != "small" {
-					at++
-				}
+				at := log.before(mark, "small")
 				if fair {
 					assert.LessOrEqual(t, at, 3, "the small batch's job waited behind %d of the big one's", at)
 				} else {
