@@ -109,13 +109,13 @@ type keyFlows[T any] interface {
 type keyFlowTable[T any, K comparable] struct {
 	key  func(T) K
 	m    map[K]*flow[T]
-	keys []K                 // each flow's key, by flow.key; a released flow keeps its slot
-	free []*flow[T]          // released flows, reused by the next keys
-	bufs *slabs[prioItem[T]] // the flows' buffers, recycled process-wide
+	keys []K                   // each flow's key, by flow.key; a released flow keeps its slot
+	free []*flow[T]            // released flows, reused by the next keys
+	bufs *slabs[waitingJob[T]] // the flows' buffers, recycled process-wide
 }
 
 func newKeyFlows[T any, K comparable](key func(T) K) *keyFlowTable[T, K] {
-	return &keyFlowTable[T, K]{key: key, m: make(map[K]*flow[T]), bufs: shared[slabs[prioItem[T]]]()}
+	return &keyFlowTable[T, K]{key: key, m: make(map[K]*flow[T]), bufs: shared[slabs[waitingJob[T]]]()}
 }
 
 func (t *keyFlowTable[T, K]) flow(job T) *flow[T] {
@@ -132,7 +132,7 @@ func (t *keyFlowTable[T, K]) flow(job T) *flow[T] {
 	if n := len(t.free); n > 0 {
 		f, t.free = t.free[n-1], t.free[:n-1]
 	} else {
-		f = &flow[T]{limit: 1, q: ring[prioItem[T]]{bufs: t.bufs}, key: len(t.keys)}
+		f = &flow[T]{limit: 1, q: ring[waitingJob[T]]{bufs: t.bufs}, key: len(t.keys)}
 		t.keys = append(t.keys, k)
 	}
 	t.m[k], t.keys[f.key] = f, k

@@ -35,6 +35,7 @@ const (
 	optTenant
 	optWeight
 	optNoRecovery
+	optMetrics
 )
 
 // optNames names each option for the panics of only, in bit order, with
@@ -55,14 +56,15 @@ var optNames = [...]string{
 	"WithTenant (for batches)",
 	"WithWeight (for batches)",
 	"WithoutPanicRecovery (for actors, routers and pools)",
+	"WithMetrics (for actors, routers and pools)",
 }
 
 // Which options each kind of constructor takes.
 const (
-	actorOpts  = optName | optMailbox | optDeadLetters | optErrorHandler | optNoRecovery
+	actorOpts  = optName | optMailbox | optDeadLetters | optErrorHandler | optNoRecovery | optMetrics
 	routerOpts = actorOpts | optStrategy | optKey
 	poolOpts   = optName | optMailbox | optDeadLetters | optStrategy | optQueueSize | optKey |
-		optParent | optCancelOnError | optAllErrors | optFairShare | optErrorHandler | optNoRecovery
+		optParent | optCancelOnError | optAllErrors | optFairShare | optErrorHandler | optNoRecovery | optMetrics
 	batchOpts = optAllErrors | optDeadLetters | optLimit | optTenant | optWeight
 )
 
@@ -86,6 +88,8 @@ type options struct {
 	deadLetters func(DeadLetter)
 	onError     func(error)
 	noRecovery  bool
+	metrics     Metrics
+	recorder    Recorder // a router's, for its routees (see SpawnRouter)
 	strategy    Strategy
 
 	// pools only

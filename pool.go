@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ErrPoolClosed is returned by Submit and TrySubmit (as false) once Wait has
@@ -77,6 +78,8 @@ type Pool[T any] struct {
 	onError       func(error)      // WithErrorHandler, or nil
 	noRecovery    bool             // WithoutPanicRecovery: a job's panic is not recovered
 	noWorker      error            // what a Submit gets once every worker has died: it names the pool and matches ErrNoRoutee
+	rec           Recorder         // WithMetrics: where the pool reports, or nil
+	epoch         time.Time        // what clock reads from
 
 	// The dispatcher's fields change with every job: no line of theirs is
 	// shared with the fields above.
@@ -86,6 +89,7 @@ type Pool[T any] struct {
 
 	// Written as jobs fail or run inline, read by Stats.
 	failed, panicked, inline atomic.Int64
+	stopped                  atomic.Bool // Wait stopped every worker
 
 	errs       errorSet       // the jobs' errors
 	waiters    sync.Pool      // of *waiter[task[T]], for blocked Submits
@@ -165,6 +169,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		p.name = "pool-" + strconv.FormatInt(poolSeq.Add(1), 10)
 	}
 	p.noWorker = &noWorkerError{pool: p.name}
+	p.epoch = time.Now()
 	parent := o.parent
 	if parent == nil {
 		parent = context.Background()
@@ -181,13 +186,17 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	case d.own.mb == nil && o.keyed == nil:
 		p.perWorker = 1 + DefaultQueueSize
 	}
-	d.own.q.bufs = shared[slabs[prioItem[T]]]()
+	d.own.q.bufs = shared[slabs[waitingJob[T]]]()
 	d.limit = n * p.perWorker
 	d.live = n
 	d.idle.bits = make([]uint64, (n+63)/64)
 	d.workers = make([]*worker[T], n)
 	for i := range d.workers {
 		d.workers[i] = newWorker(p, i)
+	}
+	if o.metrics != nil {
+		p.rec = o.metrics.Track(Source{Kind: SourcePool, Name: p.name, Gauges: p.gauges})
+		d.metered = p.rec != nil
 	}
 	for _, w := range d.workers {
 		w.start()

@@ -106,7 +106,7 @@ func (p *Pool[T]) newBatch(fn string, ctx context.Context, opts []Option) (*Batc
 	if b.sink == nil {
 		b.sink = p.sink
 	}
-	b.flow = flow[T]{limit: o.limit, batch: b, q: ring[prioItem[T]]{bufs: p.d.own.q.bufs}}
+	b.flow = flow[T]{limit: o.limit, batch: b, q: ring[waitingJob[T]]{bufs: p.d.own.q.bufs}}
 	var s *share[T]
 	switch {
 	case p.d.fair != nil:

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -32,22 +33,7 @@ func BenchmarkPool(b *testing.B) {
 			{"crew-unbounded", []crew.Option{crew.WithMailbox(func() crew.Mailbox[crew.Job] { return crew.NewUnbounded[crew.Job]() })}},
 			{"crew-queue16", []crew.Option{crew.WithQueueSize(16)}},
 		} {
-			b.Run(name+s.name, func(b *testing.B) {
-				b.ReportAllocs()
-				p := crew.NewGroup(benchWorkers, s.opts...)
-				ctx := context.Background()
-				fanOut(b, submitters, func(n int) {
-					for range n {
-						if err := p.Submit(ctx, noop); err != nil {
-							b.Error(err)
-							return
-						}
-					}
-				})
-				if err := p.Wait(); err != nil {
-					b.Fatal(err)
-				}
-			})
+			b.Run(name+s.name, func(b *testing.B) { benchGroup(b, submitters, s.opts...) })
 		}
 		b.Run(name+"handwritten", func(b *testing.B) {
 			b.ReportAllocs()
@@ -85,6 +71,25 @@ func BenchmarkPool(b *testing.B) {
 	}
 }
 
+// benchGroup sends b.N no-op jobs from submitters goroutines through a
+// group of benchWorkers workers made with opts.
+func benchGroup(b *testing.B, submitters int, opts ...crew.Option) {
+	b.ReportAllocs()
+	p := crew.NewGroup(benchWorkers, opts...)
+	ctx := context.Background()
+	fanOut(b, submitters, func(n int) {
+		for range n {
+			if err := p.Submit(ctx, noop); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	if err := p.Wait(); err != nil {
+		b.Fatal(err)
+	}
+}
+
 // fanOut splits b.N jobs between submitters goroutines calling submit.
 func fanOut(b *testing.B, submitters int, submit func(n int)) {
 	b.ResetTimer()
@@ -101,4 +106,32 @@ func fanOut(b *testing.B, submitters int, submit func(n int)) {
 		wg.Go(func() { submit(n) })
 	}
 	wg.Wait()
+}
+
+// nopMetrics is a Metrics whose Recorder does nothing: what WithMetrics
+// costs crew itself.
+type nopMetrics struct{}
+
+func (nopMetrics) Track(crew.Source) crew.Recorder             { return nopRecorder{} }
+func (nopRecorder) Add(crew.Event, int)                        {}
+func (nopRecorder) Observe(crew.Timing, time.Duration, string) {}
+func (nopRecorder) Close()                                     {}
+
+type nopRecorder struct{}
+
+// BenchmarkPoolMetrics sends b.N no-op jobs through 8 workers without
+// metrics and with a Metrics that does nothing (WithMetrics's own cost:
+// two clock reads and four calls per job), from one submitter and from 8.
+func BenchmarkPoolMetrics(b *testing.B) {
+	for _, submitters := range []int{1, 8} {
+		for _, s := range []struct {
+			name string
+			opts []crew.Option
+		}{
+			{"none", nil},
+			{"nop", []crew.Option{crew.WithMetrics(nopMetrics{})}},
+		} {
+			b.Run(strconv.Itoa(submitters)+"submitters/"+s.name, func(b *testing.B) { benchGroup(b, submitters, s.opts...) })
+		}
+	}
 }

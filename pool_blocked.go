@@ -15,6 +15,7 @@ func (d *dispatcher[T]) enlist(t task[T], waiters *sync.Pool) (verdict, *waiter[
 		return noWaiter, nil, nil
 	}
 	w.msg = t
+	d.nblocked++
 	if d.fair != nil {
 		d.fair.block(w, d.number())
 	} else {
@@ -28,6 +29,9 @@ func (d *dispatcher[T]) admit(a *after[T]) {
 	for w := d.nextBlocked(); w != nil; w = d.nextBlocked() {
 		if d.limit > 0 && d.held >= d.limit || d.stop != nil || d.live == 0 {
 			return // once the context is done, refuseAll answers them; bury, once no worker is left
+		}
+		if d.metered {
+			w.msg.at = max(w.msg.at, d.now) // accepted now
 		}
 		var err error
 		if b := w.msg.f.batch; b != nil && b.seesDone() {
@@ -74,6 +78,7 @@ func (d *dispatcher[T]) nextBlocked() *waiter[task[T]] {
 
 // unblock takes w, which is queued, off the blocked Submits. d.mu is held.
 func (d *dispatcher[T]) unblock(w *waiter[task[T]]) {
+	d.nblocked--
 	if d.fair != nil {
 		d.fair.unblock(w)
 	} else {
@@ -84,6 +89,7 @@ func (d *dispatcher[T]) unblock(w *waiter[task[T]]) {
 // detachBlocked takes every blocked Submit off, to be refused once the
 // lock is released. d.mu is held.
 func (d *dispatcher[T]) detachBlocked() *waiter[task[T]] {
+	d.nblocked = 0
 	if d.fair != nil {
 		return d.fair.detach()
 	}
@@ -93,10 +99,16 @@ func (d *dispatcher[T]) detachBlocked() *waiter[task[T]] {
 // extract takes the blocked Submits of batch b off the list, to be
 // refused once the lock is released. d.mu is held.
 func (d *dispatcher[T]) extract(b *Batch[T]) *waiter[task[T]] {
+	var list *waiter[task[T]]
 	if d.fair != nil {
-		return d.fair.extract(&b.flow)
+		list = d.fair.extract(&b.flow)
+	} else {
+		list = d.waiting.extract(func(w *waiter[task[T]]) bool { return w.msg.f == &b.flow })
 	}
-	return d.waiting.extract(func(w *waiter[task[T]]) bool { return w.msg.f == &b.flow })
+	for w := list; w != nil; w = w.next {
+		d.nblocked--
+	}
+	return list
 }
 
 // refuse answers a detached list of blocked Submits with err.
@@ -113,6 +125,7 @@ func refuse[T any](list *waiter[T], err error) {
 // admitted takes w, the Submit nextBlocked returned, off the blocked
 // Submits: with WithFairShare, its share's turn may end. d.mu is held.
 func (d *dispatcher[T]) admitted(w *waiter[task[T]]) {
+	d.nblocked--
 	if d.fair != nil {
 		d.fair.admitted(w)
 	} else {

@@ -62,6 +62,9 @@ type dispatcher[T any] struct {
 	ownSkips   int64             // the pool's own jobs skipped (batches count theirs)
 	backlogged int64             // jobs that waited in a flow rather than going straight to an idle worker
 	batches    batchList[T]      // the batches not waited for yet, for Shutdown
+	nblocked   int               // the Submits blocked
+	metered    bool              // WithMetrics: jobs carry when they were accepted
+	now        int64             // WithMetrics: the latest reading of the pool's clock, which the blocked Submits let in are stamped with
 }
 
 // jobCounts counts how the jobs a pool (or a batch) accepted ended.
@@ -100,6 +103,7 @@ const (
 type task[T any] struct {
 	job T
 	f   *flow[T]
+	at  int64 // when the pool accepted it (WithMetrics: see Pool.clock), or 0
 }
 
 // How a job is offered to the pool.
@@ -218,7 +222,7 @@ func (d *dispatcher[T]) place(t task[T], a *after[T]) error {
 		if f.share != nil {
 			d.fair.wake(f.share, seq)
 		}
-		f.push(t.job, seq)
+		f.push(t, seq)
 		d.backlogged++
 		if f.at == 0 {
 			// A flow in its order keeps its place: a job queued behind
@@ -247,8 +251,17 @@ func (d *dispatcher[T]) dispatched(t task[T], skip error, w *worker[T]) grant[T]
 	d.running++
 	if s := t.f.share; s != nil && skip == nil {
 		w.charged, w.timed = d.fair.charge(s)
+		w.timed = w.timed || d.metered // the worker times every job anyway
 	}
 	return grant[T]{t: t, skip: skip}
+}
+
+// tick records now, a reading of the pool's clock (WithMetrics), if it is
+// one (not 0). d.mu is held.
+func (d *dispatcher[T]) tick(now int64) {
+	if now != 0 {
+		d.now = now
+	}
 }
 
 // number numbers a job queued now, or a Submit blocked: later ones have

@@ -87,6 +87,9 @@ func (p *Pool[T]) resize(n int) bool {
 		d.idle.cursor = 0
 	}
 	d.limit = n * p.perWorker
+	if p.rec != nil {
+		d.tick(p.clock()) // a read under the lock, but Resize is rare
+	}
 	var a after[T]
 	d.admit(&a)
 	d.mu.Unlock()

@@ -10,6 +10,7 @@ type PoolStats struct {
 	Workers    int   // workers: those not ended by a job's runtime.Goexit, nor retired by Resize
 	Queued     int   // jobs waiting to be dispatched: in the backlog, or behind their key (WithKey) or at their worker (WithConsistentHash)
 	Running    int   // jobs dispatched (taken by a worker, or granted to one) and not ended (Inline ones aside)
+	Blocked    int   // Submits blocked on the full pool
 	Submitted  int64 // jobs accepted: Completed + Canceled + Dropped + Queued + Running
 	Completed  int64 // jobs that ran, failed or not (Inline ones too)
 	Failed     int64 // jobs that returned an error, panicked or called runtime.Goexit (see below)
@@ -49,7 +50,7 @@ func (p *Pool[T]) Stats() PoolStats {
 	d := &p.d
 	d.mu.Lock()
 	held, workers := d.held, d.workers
-	s.Workers, s.Running = d.live, d.running
+	s.Workers, s.Running, s.Blocked = d.live, d.running, d.nblocked
 	s.Completed, s.Canceled, s.Dropped, s.Backlogged = d.done.completed, d.done.canceled, d.done.dropped, d.backlogged
 	if d.keys != nil {
 		s.Keys = d.keys.active() - len(d.order.h) // a key in the order has no job running

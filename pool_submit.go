@@ -81,11 +81,15 @@ func (p *Pool[T]) doneCtx(ctx context.Context, b *Batch[T], err error) error {
 // waits for room if the pool is full, unless t comes from a job of its
 // flow (then it runs t inline).
 func (p *Pool[T]) submit(ctx context.Context, t task[T]) error {
+	if p.rec != nil && t.at == 0 {
+		t.at = p.clock()
+	}
 	var a after[T]
 	v, w, err := p.d.offer(t, mayWait, &p.waiters, p.seesStop(), &a)
 	a.run(p)
 	switch v {
 	case accepted:
+		p.counted(nil)
 		return nil
 	case noWaiter: // the first Submit to block on this processor: make it a waiter, and offer again
 		p.waiters.Put(&waiter[task[T]]{ready: make(chan struct{}, 1)})
@@ -104,7 +108,7 @@ func (p *Pool[T]) submit(ctx context.Context, t task[T]) error {
 		return p.submitOwn(ctx, t)
 	}
 	if v == waiting {
-		return p.await(ctx, w)
+		return p.counted(p.await(ctx, w))
 	}
 	return p.refusal(v, err, t.f.batch)
 }
@@ -117,7 +121,12 @@ func (p *Pool[T]) submitOwn(ctx context.Context, t task[T]) error {
 	v, _, err := p.d.offer(t, fromJob, nil, p.seesStop(), &a)
 	a.run(p)
 	if v != full {
-		return p.refusal(v, err, t.f.batch)
+		return p.counted(p.refusal(v, err, t.f.batch))
+	}
+	if p.rec != nil {
+		p.rec.Add(EventSubmitted, 1)
+		p.rec.Observe(QueueWait, 0, "")
+		defer p.measureInline(t.f, p.clock())
 	}
 	if b := t.f.batch; b != nil {
 		b.runInline(t.job)
@@ -251,9 +260,16 @@ func (p *Pool[T]) TrySubmit(job T) bool {
 
 func (p *Pool[T]) trySubmit(t task[T]) bool {
 	var a after[T]
+	if p.rec != nil {
+		t.at = p.clock()
+	}
 	v, _, _ := p.d.offer(t, noWait, nil, p.seesStop(), &a)
 	a.run(p)
-	return v == accepted
+	if v != accepted {
+		return false
+	}
+	p.counted(nil)
+	return true
 }
 
 // caller returns the worker whose job handed out ctx, if it is one of p's.

@@ -29,6 +29,7 @@ func (d *dispatcher[T]) next(w *worker[T], g grant[T], ended bool, stop error, a
 	d.mu.Lock()
 	defer d.mu.Unlock() // also if a mailbox panics
 	d.noteStop(stop)
+	d.tick(w.now)
 	if ended {
 		d.end(w, g, a)
 	}
@@ -51,7 +52,7 @@ func (d *dispatcher[T]) next(w *worker[T], g grant[T], ended bool, stop error, a
 // take dispatches the oldest job of flow f, which is runnable, to worker
 // w. d.mu is held.
 func (d *dispatcher[T]) take(f *flow[T], w *worker[T], a *after[T]) grant[T] {
-	g := d.dispatched(task[T]{job: f.pop(), f: f}, d.skipping(f), w)
+	g := d.dispatched(f.pop(), d.skipping(f), w)
 	d.fix(f)
 	if f.mb != nil && d.waiting.first != nil {
 		d.admit(a) // room opened in the mailbox
@@ -176,7 +177,7 @@ func (d *dispatcher[T]) bury(w *worker[T], g grant[T], started bool, a *after[T]
 	// behind a limit or a key that a retired worker still runs too.
 	drain := func(f *flow[T]) {
 		for n := f.queued(); n > 0; n-- {
-			lost = append(lost, task[T]{job: f.pop(), f: f})
+			lost = append(lost, f.pop())
 			if f.batch != nil {
 				f.running++ // its batch's Wait waits for its dead letter too (see lost)
 			}
@@ -200,8 +201,10 @@ func (d *dispatcher[T]) bury(w *worker[T], g grant[T], started bool, a *after[T]
 
 // lost counts out the jobs that became dead letters, once they were
 // delivered: evicted by the backlog mailbox, or left with a dead worker.
-func (d *dispatcher[T]) lost(tasks []task[T], a *after[T]) {
+// now is the pool's clock (WithMetrics), or 0.
+func (d *dispatcher[T]) lost(tasks []task[T], now int64, a *after[T]) {
 	d.mu.Lock()
+	d.tick(now)
 	d.held -= len(tasks)
 	d.done.dropped += int64(len(tasks))
 	for _, t := range tasks {

@@ -38,6 +38,10 @@ func (p *Pool[T]) Wait() error {
 		}
 		p.goroutines.Wait()
 		p.result = p.outcome()
+		p.stopped.Store(true)
+		if p.rec != nil {
+			p.rec.Close()
+		}
 		p.cancel(nil)
 	})
 	return p.result
@@ -94,8 +98,15 @@ func (p *Pool[T]) fail(err error, b *Batch[T]) {
 	}
 	p.failed.Add(1)
 	var pe *panicError
-	if errors.As(err, &pe) {
+	isPanic := errors.As(err, &pe)
+	if isPanic {
 		p.panicked.Add(1)
+	}
+	if p.rec != nil {
+		p.rec.Add(EventFailed, 1)
+		if isPanic {
+			p.rec.Add(EventPanicked, 1)
+		}
 	}
 	if b != nil {
 		b.record(err)
@@ -111,8 +122,13 @@ func (p *Pool[T]) deadLetters(tasks []task[T], target string, reason error) {
 		return
 	}
 	defer func() { // also if a sink calls runtime.Goexit: its jobs are gone either way
+		var now int64
+		if p.rec != nil {
+			p.rec.Add(EventDropped, len(tasks))
+			now = p.clock()
+		}
 		var a after[T]
-		p.d.lost(tasks, &a)
+		p.d.lost(tasks, now, &a)
 		a.run(p)
 	}()
 	for _, t := range tasks {

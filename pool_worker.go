@@ -42,6 +42,8 @@ type worker[T any] struct {
 	streak int       // jobs run since the worker was idle, or since yield last looked
 	since  time.Time // when yield began to time the worker's streak
 	ran    int64     // the run time (ns) of the job it holds, if timed; read by the dispatcher as the job ends, on this goroutine
+	now    int64     // WithMetrics: the latest reading of the pool's clock (see measure); read by the dispatcher in next
+	began  int64     // WithMetrics: when the job it holds started
 	_      [64]byte  // keeps workers off each other's cache lines
 }
 
@@ -72,10 +74,16 @@ func (w *worker[T]) run() {
 	var start time.Duration // when g's job started, since epoch, if it is timed
 	var g grant[T]          // the job the worker holds: dispatched to it, and run once started is set
 	started := false        // g's job started: next counts it out
-	returned := false       // the loop returned, rather than a runtime.Goexit ending the goroutine
+	if p.rec != nil {
+		w.now = p.clock() // a worker Resize adds may take a job at once
+	}
+	returned := false // the loop returned, rather than a runtime.Goexit ending the goroutine
 	defer func() {
 		if !returned { // a job called runtime.Goexit (a panic is recovered), or a dead-letter sink did
-			if started && w.timed {
+			switch {
+			case started && p.rec != nil && g.skip == nil:
+				w.ended(g)
+			case started && w.timed:
 				w.ran = int64(time.Since(epoch) - start)
 			}
 			w.died(g, started)
@@ -97,9 +105,16 @@ func (w *worker[T]) run() {
 				returned = true
 				return
 			}
+			if p.rec != nil {
+				w.now = p.clock()
+			}
 		}
 		started = true
-		if !w.timed {
+		switch {
+		case p.rec != nil:
+			w.measure(g)
+			continue
+		case !w.timed:
 			w.do(g)
 			continue
 		}
@@ -141,6 +156,9 @@ func (w *worker[T]) do(g grant[T]) {
 		}
 		if sink != nil {
 			sink(DeadLetter{Message: g.t.job, Target: w.name, Reason: g.skip})
+		}
+		if r := w.pool.rec; r != nil {
+			r.Add(EventSkipped, 1)
 		}
 		return
 	}

@@ -36,7 +36,9 @@ type Ref[T any] struct {
 	handle  func(context.Context, T) error
 	sink    func(DeadLetter)
 	onError func(error)
-	crash   bool // WithoutPanicRecovery: a handler's panic is not recovered
+	crash   bool     // WithoutPanicRecovery: a handler's panic is not recovered
+	rec     Recorder // WithMetrics: the actor's, or its router's; or nil
+	ownRec  bool     // rec is the actor's own: it closes it as it ends
 
 	signal   chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
 	done     chan struct{} // closed by the second of shutdown and the goroutine's exit
@@ -160,6 +162,13 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 	if d, ok := r.mb.(Dropper[T]); ok {
 		d.OnDrop(func(msg T, reason error) { r.deadLetter(msg, reason) })
 	}
+	switch {
+	case o.recorder != nil:
+		r.rec = o.recorder
+	case o.metrics != nil:
+		r.rec = o.metrics.Track(Source{Kind: SourceActor, Name: name, Gauges: r.gauges})
+		r.ownRec = r.rec != nil
+	}
 	go r.run(ctx) // ends once the actor stops: Stop, ctx done, or Goexit in handle
 	return r
 }
@@ -223,6 +232,9 @@ func (r *Ref[T]) queued(err error) error {
 		}
 		return err
 	}
+	if r.rec != nil {
+		r.rec.Add(EventSubmitted, 1)
+	}
 	r.wake()
 	return nil
 }
@@ -231,6 +243,9 @@ func (r *Ref[T]) queued(err error) error {
 // to the sink.
 func (r *Ref[T]) deadLetter(msg T, reason error) {
 	r.dead.Add(1)
+	if r.rec != nil {
+		r.rec.Add(EventDropped, 1)
+	}
 	r.sink(DeadLetter{Message: msg, Target: r.name, Reason: reason})
 }
 
@@ -307,10 +322,19 @@ func (r *Ref[T]) invoke(ctx context.Context, msg T) {
 	if err := r.call(ctx, msg); err != nil {
 		r.report(err)
 	}
+	if r.rec != nil {
+		r.rec.Add(EventCompleted, 1)
+	}
 }
 
 // report hands a handler's failure to the error handler.
 func (r *Ref[T]) report(err error) {
+	if r.rec != nil {
+		r.rec.Add(EventFailed, 1)
+		if _, ok := err.(*panicError); ok {
+			r.rec.Add(EventPanicked, 1)
+		}
+	}
 	err = &actorError{name: r.name, err: err}
 	if r.onError != nil {
 		r.onError(err)

@@ -39,6 +39,9 @@ type sealer[T any] interface {
 // done, so that Done means both.
 func (r *Ref[T]) end() {
 	if r.ended.Add(1) == 2 {
+		if r.ownRec {
+			r.rec.Close() // before Done: its watchers may read the metrics
+		}
 		close(r.done)
 		r.watchMu.Lock()
 		r.finished = true
@@ -121,4 +124,17 @@ func (r *Ref[T]) Stopped() bool {
 		r.unmade("Stopped")
 	}
 	return r.stopped.Load()
+}
+
+// gauges reads the actor's gauges, for its Recorder's Source.
+func (r *Ref[T]) gauges() Gauges {
+	var g Gauges
+	if r.busy.Load() {
+		g.Running = 1
+	}
+	if r.ended.Load() < 2 {
+		g.Workers = 1
+	}
+	g.Queued = max(r.Len(), 0)
+	return g
 }

@@ -89,6 +89,10 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 	if o.name == "" {
 		o.name = "router-" + strconv.FormatInt(routerSeq.Add(1), 10)
 	}
+	var router atomic.Pointer[Router[T]] // for the gauges, once made
+	if o.metrics != nil {
+		o.recorder = o.metrics.Track(Source{Kind: SourceRouter, Name: o.name, Gauges: func() Gauges { return router.Load().gauges() }})
+	}
 	var rk *routerKeys[T]
 	if o.keyed != nil {
 		rk = newRouterKeys[T](n, &o)
@@ -124,7 +128,39 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 		rk.bind(r)
 		r.keyed = rk
 	}
+	if rec := o.recorder; rec != nil {
+		router.Store(r)
+		if rk != nil { // the messages a keyed router held behind their keys and refused
+			sink := rk.sink
+			rk.sink = func(d DeadLetter) { rec.Add(EventDropped, 1); sink(d) }
+		}
+		var left atomic.Int32
+		left.Store(int32(n))
+		for _, ref := range refs {
+			ref.whenDone(func() {
+				if left.Add(-1) == 0 {
+					rec.Close()
+				}
+			})
+		}
+	}
 	return r
+}
+
+// gauges reads the gauges of a router's routees together, for its
+// Recorder's Source; r may be nil, while SpawnRouter makes it.
+func (r *Router[T]) gauges() Gauges {
+	var g Gauges
+	if r == nil {
+		return g
+	}
+	for _, ref := range r.refs {
+		rg := ref.gauges()
+		g.Queued += rg.Queued
+		g.Running += rg.Running
+		g.Workers += rg.Workers
+	}
+	return g
 }
 
 // routerSeq numbers the routers spawned without a name.

@@ -80,13 +80,13 @@ func (rk *routerKeys[T]) route(msg T) (by *Ref[T], err error) {
 	defer rk.mu.Unlock()
 	key := rk.keys.flow(msg)
 	if key.q.n > 0 {
-		key.push(msg, 0) // behind the messages of its key that wait already
+		key.push(task[T]{job: msg}, 0) // behind the messages of its key that wait already
 		return nil, nil
 	}
 	wait, by, err := rk.send(key, msg)
 	switch {
 	case wait:
-		key.push(msg, 0)
+		key.push(task[T]{job: msg}, 0)
 	case key.running == 0:
 		rk.keys.release(key) // refused, and nothing of its key is out
 	}

@@ -1,0 +1,169 @@
+package crew
+
+import (
+	"strconv"
+	"time"
+)
+
+// Metrics is where the pools, actors and routers given WithMetrics(m)
+// report what happens in them, as it happens: a small interface of crew's
+// own, so that crew depends on no metrics library. The nested modules
+// promcrew (a Prometheus collector) and otelcrew (OpenTelemetry
+// instruments) implement it; so can a few lines of yours.
+//
+// Each constructor given WithMetrics(m) calls m.Track once, before it
+// starts anything, and reports to the Recorder that Track returns until it
+// calls the Recorder's Close. Counts (Recorder.Add) and durations
+// (Recorder.Observe) are pushed as they happen; gauges are pulled, when
+// the metrics are read, through Source.Gauges, so that they cost nothing
+// per job.
+//
+// Metrics are labelled by the source's name: give each pool, actor and
+// router a name with WithName, for the default names ("pool-7") are
+// numbered in creation order and change from run to run. Sources may share
+// a name (a Map per request, say): a Metrics should then add up their
+// counts and gauges, and forget a source once it is closed.
+type Metrics interface {
+	// Track is called once by the constructor of each pool, actor or
+	// router given WithMetrics, and returns the Recorder it reports to;
+	// nil, to report nothing. It may be called from any goroutine.
+	Track(s Source) Recorder
+}
+
+// A Recorder receives the events of one source, a pool, an actor or a
+// router. Its methods are called from many goroutines at once (the ones
+// that submit or tell, the workers, the actors) and on their way: they must
+// be safe for concurrent use and quick, and must not block, panic, or call
+// back into the source. crew calls none of them while it holds a lock of
+// its own, so a slow Recorder slows only the goroutine that calls it.
+//
+// Every count and duration of an event is reported before the event's
+// end is visible: a job's (Completed, Failed, Panicked, RunTime) before
+// its pool's, or its batch's, Wait that returns after it; so counts read
+// after Wait are exact.
+type Recorder interface {
+	// Add counts n (at least 1) more events of kind e.
+	Add(e Event, n int)
+
+	// Observe records one duration of kind t. For a RunTime of a pool
+	// WithFairShare, tenant is the job's batch's tenant (WithTenant), ""
+	// for the pool's own jobs and for the batches without one; it is ""
+	// for everything else.
+	Observe(t Timing, d time.Duration, tenant string)
+
+	// Close says that the source has ended: a pool's Wait is returning, an
+	// actor has exited, every routee of a router has. The one kind of call
+	// that may follow is Add(EventDropped, 1): a message told to an actor
+	// or a router after its end is a dead letter. Source.Gauges still
+	// works, and reads the ended source's levels (0 workers).
+	Close()
+}
+
+// A Source is a pool, an actor or a router that reports to a Metrics.
+type Source struct {
+	Kind SourceKind
+	Name string // the name given by WithName, or the default one
+
+	// Gauges reads the source's gauges now: safe from any goroutine, in
+	// O(1) for an actor and a pool (under the pool's lock, briefly), in
+	// O(routees) for a router, without allocating.
+	Gauges func() Gauges
+}
+
+// SourceKind is what kind of source reports: a pool, an actor or a router.
+type SourceKind uint8
+
+const (
+	SourcePool   SourceKind = iota + 1 // NewPool, NewGroup, WithContext or Map, its batches' jobs included
+	SourceActor                        // Spawn
+	SourceRouter                       // SpawnRouter: its routees together
+)
+
+// String returns "pool", "actor" or "router".
+func (k SourceKind) String() string {
+	switch k {
+	case SourcePool:
+		return "pool"
+	case SourceActor:
+		return "actor"
+	case SourceRouter:
+		return "router"
+	}
+	return "SourceKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Gauges are a source's levels at one instant (see Source.Gauges).
+type Gauges struct {
+	Queued  int // a pool's jobs waiting to be dispatched (its backlog); the messages in an actor's or a router's mailboxes
+	Running int // a pool's jobs running; 1 while an actor handles a message, else 0; a router's routees handling one
+	Workers int // a pool's live workers; 1 until an actor exits, then 0; a router's routees that have not exited
+	Blocked int // the Submits blocked on a full pool; 0 for actors and routers
+}
+
+// An Event is what a Recorder counts (see Recorder.Add).
+type Event uint8
+
+// The events. For a pool, once Wait has returned, Submitted = Completed +
+// Skipped + Dropped. For an actor or a router, Submitted counts the
+// messages told (accepted by Tell or Broadcast), Completed those handled,
+// and Dropped its dead letters, a refused Tell's included.
+const (
+	EventSubmitted Event = iota + 1 // a job accepted by Submit or TrySubmit, a batch's included, or a message told
+	EventCompleted                  // a job that ran, or a message handled, failed or not
+	EventFailed                     // a job or a handler that returned an error, panicked or called runtime.Goexit
+	EventPanicked                   // a job or a handler that panicked (counted in Failed too)
+	EventSkipped                    // a pool's job skipped: its pool's or batch's context was done when it would have been dispatched
+	EventDropped                    // a pool's job or an actor's message that became a dead letter for another reason than a skip
+)
+
+// String returns the event's name: "submitted", "completed", "failed",
+// "panicked", "skipped" or "dropped".
+func (e Event) String() string {
+	if e >= EventSubmitted && e <= EventDropped {
+		return eventNames[e-EventSubmitted]
+	}
+	return "Event(" + strconv.Itoa(int(e)) + ")"
+}
+
+var eventNames = [...]string{"submitted", "completed", "failed", "panicked", "skipped", "dropped"}
+
+// A Timing is what kind of duration a Recorder observes.
+type Timing uint8
+
+const (
+	// QueueWait is how long a pool's job waited, from its acceptance
+	// (Submit returning nil, or a blocked Submit let in) to its start: one
+	// observation per job that starts, 0 for a job run inline. A pool with
+	// a backlog of your own (WithMailbox) observes none: its mailbox keeps
+	// no time.
+	QueueWait Timing = iota + 1
+	// RunTime is how long a pool's job ran, failed or not: one
+	// observation per job that ran.
+	RunTime
+)
+
+// String returns "queue_wait" or "run_time".
+func (t Timing) String() string {
+	switch t {
+	case QueueWait:
+		return "queue_wait"
+	case RunTime:
+		return "run_time"
+	}
+	return "Timing(" + strconv.Itoa(int(t)) + ")"
+}
+
+// WithMetrics reports what happens in a pool (NewPool, NewGroup,
+// WithContext, Map: its batches' jobs included), an actor (Spawn) or a
+// router's routees (SpawnRouter) to m, as it happens: see Metrics for how,
+// and Event and Timing for what. Without it, nothing is measured and
+// nothing is paid. With it, a pool reads the clock twice per job (as it
+// accepts it, and as its worker ends it), and makes about four calls to
+// the Recorder: on a machine whose clock read costs 20-50 ns, that is the
+// cost of a no-op job's dispatch or less; see the README's figures.
+func WithMetrics(m Metrics) Option {
+	if m == nil {
+		panic("crew: WithMetrics: nil Metrics")
+	}
+	return func(o *options) { o.set |= optMetrics; o.metrics = m }
+}

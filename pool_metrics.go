@@ -1,0 +1,81 @@
+package crew
+
+import "time"
+
+// What a pool reports to its Recorder (WithMetrics). Every call is made
+// outside the dispatcher's lock, on the goroutine the event happened on:
+// the Submit's, or the worker's.
+
+// clock reads the pool's clock: the time since the pool was made, in
+// nanoseconds, plus 1, so that 0 means "not read". Since reads the
+// monotonic clock alone.
+func (p *Pool[T]) clock() int64 { return int64(time.Since(p.epoch)) + 1 }
+
+// gauges reads the pool's gauges, for its Recorder's Source.
+func (p *Pool[T]) gauges() Gauges {
+	d := &p.d
+	d.mu.Lock()
+	g := Gauges{Queued: d.held - d.running, Running: d.running, Workers: d.live, Blocked: d.nblocked}
+	d.mu.Unlock()
+	if p.stopped.Load() {
+		g.Workers = 0
+	}
+	return g
+}
+
+// counted counts a job accepted, if err is nil, and returns err.
+func (p *Pool[T]) counted(err error) error {
+	if err == nil && p.rec != nil {
+		p.rec.Add(EventSubmitted, 1)
+	}
+	return err
+}
+
+// tenant returns the tenant of flow f's jobs (WithFairShare), or "".
+func tenant[T any](f *flow[T]) string {
+	if s := f.share; s != nil {
+		return s.tenant // set as the share was made, under the lock that dispatched the job since
+	}
+	return ""
+}
+
+// measureInline reports the end of a job of flow f that a job's own
+// Submit ran inline from start, a reading of the clock. It runs deferred,
+// so also when the job called runtime.Goexit.
+func (p *Pool[T]) measureInline(f *flow[T], start int64) {
+	p.rec.Observe(RunTime, time.Duration(p.clock()-start), tenant(f))
+	p.rec.Add(EventCompleted, 1)
+}
+
+// measure runs (or skips) g's job as do does, and reports it: w.now is
+// the worker's reading of the clock as it took the job, which the job's
+// queue wait runs to and its run time from; it becomes the reading at the
+// job's end (or skip), which the worker's next job, if it takes one
+// without waiting, starts at.
+func (w *worker[T]) measure(g grant[T]) {
+	p := w.pool
+	if g.skip != nil {
+		w.do(g)
+		w.now = p.clock()
+		return
+	}
+	w.began = w.now
+	if g.t.at != 0 {
+		// The reading may come before the job's acceptance, by the time a
+		// worker takes to lock the dispatcher: that wait is 0.
+		p.rec.Observe(QueueWait, time.Duration(max(w.began-g.t.at, 0)), "")
+	}
+	w.do(g)
+	w.ended(g)
+}
+
+// ended reports the run time of g's job, which started at w.began, and
+// its end, and keeps the reading of the clock for its share (w.ran) and
+// the next job (w.now). It runs also once the job called runtime.Goexit.
+func (w *worker[T]) ended(g grant[T]) {
+	p := w.pool
+	w.now = p.clock()
+	w.ran = w.now - w.began
+	p.rec.Observe(RunTime, time.Duration(w.ran), tenant(g.t.f))
+	p.rec.Add(EventCompleted, 1)
+}
