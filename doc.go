@@ -284,6 +284,29 @@
 //	NewPool(.., WithKey(k))      any T            FIFO per key, unbounded       per-key order: accounts, devices, sessions
 //	Map(ctx, n, inputs, f)       inputs[i]        FIFO, n*(1+DefaultQueueSize)  ordered results, one call per input
 //
+// # Observing pools and actors
+//
+// WithMetrics(m) reports what happens in a pool, an actor or a router as
+// it happens, to m, a Metrics: a small interface of crew's own, so that
+// the core depends on no metrics library. The nested modules promcrew (a
+// Prometheus collector, with a Grafana dashboard) and otelcrew
+// (OpenTelemetry instruments) implement it, and so can a few lines of
+// yours (see ExampleWithMetrics). A pool reports its jobs submitted,
+// completed, failed, panicked, skipped and dropped; each job's queue wait,
+// from its acceptance to its start, and its run time; for a fair pool,
+// each tenant's run time; and its backlog, running jobs, workers and
+// blocked Submits, read when the metrics are read. An actor or a router
+// reports its messages told, handled and failed, its dead letters, and
+// its mailbox depth. Name what you measure (WithName): default names
+// change from run to run.
+//
+//	to see                                   use
+//	counts, waits and levels, in a dashboard WithMetrics(promcrew.New()) or otelcrew.New(provider)
+//	each failure as it happens, in a log     WithErrorHandler(f)
+//	a snapshot, in a test or a debug page    Pool.Stats, Batch.Stats, Ref.Len
+//	a crash with its stack on a panic        WithoutPanicRecovery()
+//	which pool burns the CPU                 CPU profiles: the labels crew.pool and crew.worker
+//
 // # Costs
 //
 // The figures here come from the committed run of the bench/ program,

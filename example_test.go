@@ -611,3 +611,44 @@ func ExampleWithContext_ownSubmit() {
 	// job's ctx: <nil>
 	// <nil>
 }
+
+// jobCounter is a Metrics of a few lines: it counts each pool's events by
+// name. promcrew and otelcrew are ready-made ones.
+type jobCounter struct {
+	mu     sync.Mutex
+	counts map[string]int // "pool/event"
+}
+
+func (c *jobCounter) Track(s crew.Source) crew.Recorder { return &poolCounter{c, s.Name} }
+
+type poolCounter struct {
+	c    *jobCounter
+	name string
+}
+
+func (r *poolCounter) Add(e crew.Event, n int) {
+	r.c.mu.Lock()
+	r.c.counts[r.name+"/"+e.String()] += n
+	r.c.mu.Unlock()
+}
+func (r *poolCounter) Observe(crew.Timing, time.Duration, string) {} // a histogram would go here
+func (r *poolCounter) Close()                                     {}
+
+// WithMetrics reports a pool's events as they happen to a Metrics of
+// yours, or to promcrew's Prometheus collector or otelcrew's instruments.
+// Name the pool: metrics are labelled with its name.
+func ExampleWithMetrics() {
+	m := &jobCounter{counts: make(map[string]int)}
+	p := crew.NewGroup(2, crew.WithName("resize"), crew.WithMetrics(m))
+	for i := range 5 {
+		_ = p.Submit(context.Background(), func(context.Context) error {
+			if i == 3 {
+				return errors.New("corrupt image")
+			}
+			return nil
+		})
+	}
+	_ = p.Wait() // the counts are exact once Wait returns
+	fmt.Println(m.counts)
+	// Output: map[resize/completed:5 resize/failed:1 resize/submitted:5]
+}

@@ -275,7 +275,7 @@ func TestAPoolsMetricsCountSkippedAndDroppedJobs(t *testing.T) {
 		assert.Equal(t, int(p.Stats().Dropped), src.count(crew.EventDropped))
 		assert.Equal(t, 6, src.count(crew.EventSubmitted))
 		assert.Equal(t, 3, src.count(crew.EventCompleted))
-		assert.Empty(t, src.observed(crew.QueueWait), "a mailbox of the user's keeps no time")
+		assert.Empty(t, src.observed(crew.QueueWait), "a mailbox of the user's keeps no time: no job's wait is observed, not even one handed straight to a worker")
 		assert.Len(t, src.observed(crew.RunTime), 3)
 	})
 }

@@ -79,6 +79,7 @@ type Pool[T any] struct {
 	noRecovery    bool             // WithoutPanicRecovery: a job's panic is not recovered
 	noWorker      error            // what a Submit gets once every worker has died: it names the pool and matches ErrNoRoutee
 	rec           Recorder         // WithMetrics: where the pool reports, or nil
+	stamp         bool             // WithMetrics, and no backlog mailbox (which keeps no time): Submit stamps its job with when it was accepted
 	epoch         time.Time        // what clock reads from
 
 	// The dispatcher's fields change with every job: no line of theirs is
@@ -113,10 +114,11 @@ type Pool[T any] struct {
 // priority mailbox for urgent jobs first), WithQueueSize, WithKey or
 // WithConsistentHash, WithParent, WithCancelOnError, WithAllErrors,
 // WithDeadLetters, WithFairShare (batches share the workers by run time),
-// WithErrorHandler (each job's error as it happens) and
-// WithoutPanicRecovery. NewPool panics if workers is not between 1 and 1<<24, handle is
-// nil, or an option does not apply to a pool; it checks everything before
-// it starts anything.
+// WithErrorHandler (each job's error as it happens), WithMetrics (counts,
+// queue waits and run times as they happen) and WithoutPanicRecovery.
+// NewPool panics if workers is not between 1 and 1<<24, handle is nil, or
+// an option does not apply to a pool; it checks everything before it
+// starts anything.
 func NewPool[T any](workers int, handle func(context.Context, T) error, opts ...Option) *Pool[T] {
 	checkWorkers("NewPool", workers)
 	if handle == nil {
@@ -196,7 +198,8 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	}
 	if o.metrics != nil {
 		p.rec = o.metrics.Track(Source{Kind: SourcePool, Name: p.name, Gauges: p.gauges})
-		d.metered = p.rec != nil
+		d.stamp = p.rec != nil && d.own.mb == nil
+		p.stamp = d.stamp
 	}
 	for _, w := range d.workers {
 		w.start()

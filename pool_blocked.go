@@ -30,7 +30,7 @@ func (d *dispatcher[T]) admit(a *after[T]) {
 		if d.limit > 0 && d.held >= d.limit || d.stop != nil || d.live == 0 {
 			return // once the context is done, refuseAll answers them; bury, once no worker is left
 		}
-		if d.metered {
+		if d.stamp {
 			w.msg.at = max(w.msg.at, d.now) // accepted now
 		}
 		var err error

@@ -63,7 +63,7 @@ type dispatcher[T any] struct {
 	backlogged int64             // jobs that waited in a flow rather than going straight to an idle worker
 	batches    batchList[T]      // the batches not waited for yet, for Shutdown
 	nblocked   int               // the Submits blocked
-	metered    bool              // WithMetrics: jobs carry when they were accepted
+	stamp      bool              // WithMetrics, without a backlog mailbox: jobs carry when they were accepted, and workers time every job
 	now        int64             // WithMetrics: the latest reading of the pool's clock, which the blocked Submits let in are stamped with
 }
 
@@ -203,7 +203,7 @@ func (d *dispatcher[T]) place(t task[T], a *after[T]) error {
 			d.fair.wake(f.share, d.number()) // a job that never waits backlogs its share too, for an instant
 		}
 		w := d.takeIdle()
-		a.grant(w, d.dispatched(t, nil, w))
+		a.grant(w, d.dispatched(t, noSkip, w))
 	case f.mb != nil:
 		n := len(f.evicted)
 		switch err := f.mb.Enqueue(canceledCtx, t.job); {
@@ -242,16 +242,16 @@ var canceledCtx = func() context.Context {
 }()
 
 // dispatched counts t out of its flow's waiting jobs and into the running
-// ones, and returns its grant to worker w, to be skipped for skip if not
-// nil. With WithFairShare, a job that runs is charged to its share, which
+// ones, and returns its grant to worker w, to be skipped if skip says
+// so. With WithFairShare, a job that runs is charged to its share, which
 // w keeps for the job's end; a skipped one costs its share nothing. d.mu
 // is held.
-func (d *dispatcher[T]) dispatched(t task[T], skip error, w *worker[T]) grant[T] {
+func (d *dispatcher[T]) dispatched(t task[T], skip skipCause, w *worker[T]) grant[T] {
 	t.f.running++
 	d.running++
-	if s := t.f.share; s != nil && skip == nil {
+	if s := t.f.share; s != nil && skip == noSkip {
 		w.charged, w.timed = d.fair.charge(s)
-		w.timed = w.timed || d.metered // the worker times every job anyway
+		w.timed = w.timed || d.stamp // the worker times every job anyway
 	}
 	return grant[T]{t: t, skip: skip}
 }

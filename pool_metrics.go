@@ -54,7 +54,7 @@ func (p *Pool[T]) measureInline(f *flow[T], start int64) {
 // without waiting, starts at.
 func (w *worker[T]) measure(g grant[T]) {
 	p := w.pool
-	if g.skip != nil {
+	if g.skip != noSkip {
 		w.do(g)
 		w.now = p.clock()
 		return

@@ -81,7 +81,7 @@ func (p *Pool[T]) doneCtx(ctx context.Context, b *Batch[T], err error) error {
 // waits for room if the pool is full, unless t comes from a job of its
 // flow (then it runs t inline).
 func (p *Pool[T]) submit(ctx context.Context, t task[T]) error {
-	if p.rec != nil && t.at == 0 {
+	if p.stamp && t.at == 0 {
 		t.at = p.clock()
 	}
 	var a after[T]
@@ -260,7 +260,7 @@ func (p *Pool[T]) TrySubmit(job T) bool {
 
 func (p *Pool[T]) trySubmit(t task[T]) bool {
 	var a after[T]
-	if p.rec != nil {
+	if p.stamp {
 		t.at = p.clock()
 	}
 	v, _, _ := p.d.offer(t, noWait, nil, p.seesStop(), &a)

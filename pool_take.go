@@ -3,12 +3,32 @@ package crew
 // The workers' side of the dispatcher: a worker counts out the job it
 // ended and takes its next one in one turn of the lock.
 
-// A grant is a job dispatched to a worker, with the reason to skip it
-// rather than run it, if the pool's context (or its batch's) was seen done
-// when it was dispatched.
+// A grant is a job dispatched to a worker, and whether to skip it rather
+// than run it: if the pool's context (or its batch's) was seen done when it
+// was dispatched. A grant is copied with every job: it stays 4 words for a
+// job of one (a Job), the reason to skip being kept where it was seen.
 type grant[T any] struct {
 	t    task[T]
-	skip error
+	skip skipCause
+}
+
+// Why a job is skipped.
+type skipCause uint8
+
+const (
+	noSkip       skipCause = iota // run it
+	batchStopped                  // its batch's context ended: the cause is in the batch's stop
+	poolStopped                   // the pool's context ended: the cause is in the dispatcher's stop
+)
+
+// reason returns why g's job of pool p is skipped: the cause of its
+// batch's or its pool's end, which a dispatch saw, and which never
+// changes once seen.
+func (g grant[T]) reason(p *Pool[T]) error {
+	if g.skip == batchStopped {
+		return g.t.f.batch.stop
+	}
+	return p.d.stop
 }
 
 // What a worker does after next.
@@ -60,19 +80,28 @@ func (d *dispatcher[T]) take(f *flow[T], w *worker[T], a *after[T]) grant[T] {
 	return g
 }
 
-// skipping returns why a job of f dispatched now is skipped, or nil: the
-// end of its batch's context or the pool's, once a dispatch saw it. d.mu
-// is held.
-func (d *dispatcher[T]) skipping(f *flow[T]) error {
+// skipping returns why a job of f dispatched now is skipped, or noSkip:
+// the end of its batch's context or the pool's, once a dispatch saw it.
+// d.mu is held.
+func (d *dispatcher[T]) skipping(f *flow[T]) skipCause {
 	if b := f.batch; b != nil && b.seesDone() {
-		return b.stop
+		return batchStopped
 	}
-	return d.stop
+	return d.stopped()
+}
+
+// stopped returns poolStopped once a dispatch saw the pool's context end,
+// else noSkip. d.mu is held.
+func (d *dispatcher[T]) stopped() skipCause {
+	if d.stop != nil {
+		return poolStopped
+	}
+	return noSkip
 }
 
 // pinned dispatches the oldest job queued at worker w. d.mu is held.
 func (d *dispatcher[T]) pinned(w *worker[T]) grant[T] {
-	return d.dispatched(w.unqueue(), d.stop, w)
+	return d.dispatched(w.unqueue(), d.stopped(), w)
 }
 
 // feed grants runnable jobs to idle workers, while both last: after a job
@@ -105,7 +134,7 @@ func (d *dispatcher[T]) end(w *worker[T], g grant[T], a *after[T]) {
 	f.running--
 	d.running--
 	d.held--
-	skipped := g.skip != nil
+	skipped := g.skip != noSkip
 	d.done.ended(skipped)
 	switch {
 	case f.batch != nil:
@@ -157,7 +186,7 @@ func (d *dispatcher[T]) bury(w *worker[T], g grant[T], started bool, a *after[T]
 		d.end(w, g, a)
 	case f != nil: // dispatched to w, not started: out of the running jobs, into the lost
 		d.running--
-		if f.share != nil && g.skip == nil {
+		if f.share != nil && g.skip == noSkip {
 			d.fair.refund(f.share, w.charged)
 		}
 		if f.batch == nil { // a batch's stays in its flow until its dead letter (see lost)

@@ -81,7 +81,7 @@ func (w *worker[T]) run() {
 	defer func() {
 		if !returned { // a job called runtime.Goexit (a panic is recovered), or a dead-letter sink did
 			switch {
-			case started && p.rec != nil && g.skip == nil:
+			case started && p.rec != nil && g.skip == noSkip:
 				w.ended(g)
 			case started && w.timed:
 				w.ran = int64(time.Since(epoch) - start)
@@ -149,13 +149,13 @@ func (w *worker[T]) unqueue() task[T] {
 // do runs g's job, or skips it.
 func (w *worker[T]) do(g grant[T]) {
 	b := g.t.f.batch
-	if g.skip != nil {
+	if g.skip != noSkip {
 		sink := w.pool.sink
 		if b != nil {
 			sink = b.sink
 		}
 		if sink != nil {
-			sink(DeadLetter{Message: g.t.job, Target: w.name, Reason: g.skip})
+			sink(DeadLetter{Message: g.t.job, Target: w.name, Reason: g.reason(w.pool)})
 		}
 		if r := w.pool.rec; r != nil {
 			r.Add(EventSkipped, 1)

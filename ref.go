@@ -109,8 +109,8 @@ type counted interface {
 // reported as an error that errors.As unwraps to *panics.ErrRecovered.
 //
 // Options: WithMailbox (default NewUnbounded), WithDeadLetters,
-// WithErrorHandler, WithoutPanicRecovery, WithName (default "actor-1",
-// "actor-2", ...). Spawn
+// WithErrorHandler, WithoutPanicRecovery, WithMetrics, WithName (default
+// "actor-1", "actor-2", ...). Spawn
 // panics if ctx or handle is nil, or if WithMailbox's type does not match T.
 // To feed an actor from a channel you already have, see Forward.
 func Spawn[T any](ctx context.Context, handle func(context.Context, T) error, opts ...Option) *Ref[T] {

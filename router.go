@@ -56,6 +56,8 @@ func NewRouter[T any](s Strategy, routees ...*Ref[T]) *Router[T] {
 // SmallestMailbox by default. WithName names the router, and its routees
 // name-0, name-1, ...: without it, the router is "router-1", "router-2",
 // ... in the order of their SpawnRouter calls, as pools are named.
+// WithMetrics reports the routees together, as one source named after the
+// router.
 //
 // With WithKey the router keeps each key's messages in order, one at a
 // time, as a keyed pool does (see WithKey): a message whose key has one in a
