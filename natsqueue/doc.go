@@ -20,7 +20,9 @@
 // before an acknowledgement reaches it delivers the job again, and after a
 // server is killed a job's delivery count, which WithMaxDeliveries limits,
 // can go back. On a JetStream cluster, WithReplicas(3) keeps every job
-// through the loss of any one server. A job
+// through the loss of any one server; jobs that were on their way to a
+// process through the lost server, or from the consumer's lost leader,
+// run after AckWait. A job
 // is acknowledged after its handler returns nil. An error or a panic is
 // retried after a backoff; Permanent(err), an undecodable message, or a
 // failure on the last allowed delivery ends the job as a dead letter. A

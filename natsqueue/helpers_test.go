@@ -27,9 +27,9 @@ const testTimeout = 60 * time.Second
 const testAckWait = time.Second
 
 func TestMain(m *testing.M) {
-	if os.Getenv(workerEnv) != "" {
-		// A worker process (see process_test.go): no leak check; it is
-		// killed or exits when told.
+	if os.Getenv(workerEnv) != "" || os.Getenv(serverEnv) != "" {
+		// A worker process (see process_test.go) or a server process
+		// (crash_test.go): no leak check; it is killed or exits when told.
 		os.Exit(m.Run())
 	}
 	goleak.VerifyTestMain(m,

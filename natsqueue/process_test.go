@@ -243,10 +243,10 @@ func TestAKilledProcessLosesNothing(t *testing.T) {
 	assert.EqualValues(t, n+held, ci.Delivered.Consumer, "the jobs a held were delivered again, the others once")
 }
 
-// openOn opens the test queue on s.
-func openOn(t testing.TB, s interface{ ClientURL() string }) (jetstream.JetStream, *natsqueue.Queue[int]) {
+// openOn opens the test queue on s, connected with opts.
+func openOn(t testing.TB, s interface{ ClientURL() string }, opts ...nats.Option) (jetstream.JetStream, *natsqueue.Queue[int]) {
 	t.Helper()
-	nc, err := nats.Connect(s.ClientURL())
+	nc, err := nats.Connect(s.ClientURL(), opts...)
 	require.NoError(t, err)
 	t.Cleanup(nc.Close)
 	js, err := jetstream.New(nc)

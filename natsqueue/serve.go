@@ -51,7 +51,11 @@ const (
 // completion, acknowledges them, waits for the server to have received the
 // acknowledgements, and returns nil: within half a second plus the time its
 // held jobs take. A lost connection or a restarting server does not end
-// Serve: it pulls again once nats.go has reconnected. Serve returns an
+// Serve: it pulls again once nats.go has reconnected. On a cluster, losing
+// the consumer's leader or the server Serve's connection is on can lose
+// its pull request, which nats.go then waits for until its expiry plus a
+// second (1.5 s), and the jobs on their way to Serve: the server counts
+// them delivered, so they run again only after AckWait. Serve returns an
 // error, after the jobs it held have ended, when it cannot go on (the
 // connection was closed; the consumer or its stream was deleted, which it
 // finds after a few pulls that no consumer answers), or when some
