@@ -13,6 +13,7 @@ import (
 const (
 	chanActorName      = "goroutine + buffered chan (1024)"
 	crewActorName      = "crew actor (Unbounded)"
+	crewSegmentedName  = "crew actor (Segmented)"
 	crewBoundedActName = "crew actor (Bounded(1024, Backpressure))"
 	protoActorName     = "protoactor-go actor (default mailbox)"
 )
@@ -21,15 +22,18 @@ const (
 type actorResult struct {
 	name                   string
 	producers              int
+	loaded                 bool // beside one CPU-bound process per CPU
 	nsPerMsg, allocsPerMsg float64
 }
 
 // actors tells msgs messages from producers goroutines to one actor whose
 // handler only counts them, and waits until the last one is handled, next
 // to the hand-written equivalent: a goroutine ranging over a buffered
-// channel; median of runs, the contenders interleaved run by run.
-func actors(producers, msgs, runs int, progress func(string)) []actorResult {
-	names := []string{chanActorName, crewActorName, crewBoundedActName, protoActorName}
+// channel; median of runs, the contenders interleaved run by run. loaded
+// says whether the caller started CPU-bound processes beside it.
+func actors(producers int, loaded bool, msgs, runs int, progress func(string)) []actorResult {
+	names := []string{chanActorName, crewActorName, crewSegmentedName, crewBoundedActName, protoActorName}
+	segmented := crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewSegmented[int]() })
 	bounded := crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1024, crew.Backpressure) })
 	ns, allocs := interleave(names, msgs, runs, progress, func(i int) time.Duration {
 		switch names[i] {
@@ -37,6 +41,8 @@ func actors(producers, msgs, runs int, progress func(string)) []actorResult {
 			return toGoroutine(producers, msgs)
 		case crewActorName:
 			return toActor(producers, msgs)
+		case crewSegmentedName:
+			return toActor(producers, msgs, segmented)
 		case crewBoundedActName:
 			return toActor(producers, msgs, bounded)
 		default:
@@ -45,7 +51,7 @@ func actors(producers, msgs, runs int, progress func(string)) []actorResult {
 	})
 	out := make([]actorResult, len(names))
 	for i, name := range names {
-		out[i] = actorResult{name, producers, ns[i], allocs[i]}
+		out[i] = actorResult{name, producers, loaded, ns[i], allocs[i]}
 	}
 	return out
 }

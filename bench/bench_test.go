@@ -269,14 +269,14 @@ func sampleReport() *report {
 		{"crew WithConsistentHash", 255 * time.Millisecond, 2237 * time.Millisecond, 6500 * time.Millisecond, 0, 3.2},
 		{"crew SmallestMailbox (ignores order)", 9 * time.Millisecond, 197 * time.Millisecond, 4550 * time.Millisecond, 655, 1.02},
 	}
-	for _, p := range []int{1, 4} {
-		for i, name := range []string{"buffered chan (1024)", "Unbounded", "Segmented", "Bounded(1024, Backpressure)", "Fair (16 keys)", "Priority", "StablePriority", "Chan(1024)"} {
-			r.mailboxes = append(r.mailboxes, mailboxResult{name, p, 30 * []float64{1, 0.31, 0.35, 0.53, 1.7, 6.9, 8.2, 1.56}[i] * float64(p), 0})
-		}
-	}
-	for _, p := range []int{1, 4} {
-		for i, name := range []string{chanActorName, crewActorName, crewBoundedActName, protoActorName} {
-			r.actors = append(r.actors, actorResult{name, p, 80 * []float64{1, 0.45, 0.8, 2.5}[i] / float64(p), []float64{0, 0.001, 0, 1.7}[i]})
+	for _, loaded := range []bool{false, true} {
+		for _, p := range fanIn {
+			for i, name := range []string{"buffered chan (1024)", "Unbounded", "Segmented", "Bounded(1024, Backpressure)", "Fair (16 keys)", "Priority", "StablePriority", "Chan(1024)"} {
+				r.mailboxes = append(r.mailboxes, mailboxResult{name, p, loaded, 30 * []float64{1, 0.31, 0.35, 0.53, 1.7, 6.9, 8.2, 1.56}[i] * float64(p), 0})
+			}
+			for i, name := range []string{chanActorName, crewActorName, crewSegmentedName, crewBoundedActName, protoActorName} {
+				r.actors = append(r.actors, actorResult{name, p, loaded, 80 * []float64{1, 0.45, 0.5, 0.8, 2.5}[i] / float64(p), []float64{0, 0.001, 0, 0, 1.7}[i]})
+			}
 		}
 	}
 	for i, c := range batchContenders() {
@@ -344,11 +344,30 @@ func TestTargetsAreCrewsListInOrder(t *testing.T) {
 		"mailboxes, 1P1C: Unbounded <= 0.6x buffered chan (1024)",
 		"mailboxes, 1P1C: Segmented <= 0.6x buffered chan (1024)",
 		"mailboxes, 1P1C: Bounded(1024, Backpressure) <= 1.2x Unbounded",
+		"mailboxes, 4P1C: Segmented <= 0.6x buffered chan (1024)",
+		"mailboxes, 4P1C: Segmented is the fastest crew FIFO mailbox",
 		"mailboxes, 4P1C: Bounded(1024, Backpressure) <= 1.2x Unbounded",
+		"mailboxes, 8P1C: Segmented <= 0.6x buffered chan (1024)",
+		"mailboxes, 8P1C: Segmented is the fastest crew FIFO mailbox",
+		"mailboxes, 1P1C, with load: Unbounded <= 1.2x buffered chan (1024)",
+		"mailboxes, 1P1C, with load: Segmented <= 1.2x buffered chan (1024)",
+		"mailboxes, 1P1C, with load: Bounded(1024, Backpressure) <= 1.2x buffered chan (1024)",
+		"mailboxes, 1P1C, with load: Chan(1024) <= 1.2x buffered chan (1024)",
+		"mailboxes, 4P1C, with load: Unbounded <= 1.2x buffered chan (1024)",
+		"mailboxes, 4P1C, with load: Segmented <= 1.2x buffered chan (1024)",
+		"mailboxes, 4P1C, with load: Bounded(1024, Backpressure) <= 1.2x buffered chan (1024)",
+		"mailboxes, 4P1C, with load: Chan(1024) <= 1.2x buffered chan (1024)",
+		"mailboxes, 8P1C, with load: Unbounded <= 1.2x buffered chan (1024)",
+		"mailboxes, 8P1C, with load: Segmented <= 1.2x buffered chan (1024)",
+		"mailboxes, 8P1C, with load: Bounded(1024, Backpressure) <= 1.2x buffered chan (1024)",
+		"mailboxes, 8P1C, with load: Chan(1024) <= 1.2x buffered chan (1024)",
 		"actor Tell -> handle, 1 producer(s): <= 0.6x a goroutine fed by a buffered channel, 0 allocs",
 		"actor with Bounded(1024, Backpressure), 1 producer(s): <= 1.2x with Unbounded",
 		"actor Tell -> handle, 4 producer(s): <= 0.6x a goroutine fed by a buffered channel, 0 allocs",
+		"actor Tell -> handle, 4 producers, Segmented: <= 0.6x a goroutine fed by a buffered channel, 0 allocs",
 		"actor with Bounded(1024, Backpressure), 4 producer(s): <= 1.2x with Unbounded",
+		"actor Tell -> handle, 8 producer(s): <= 0.6x a goroutine fed by a buffered channel, 0 allocs",
+		"actor Tell -> handle, 8 producers, Segmented: <= 0.6x a goroutine fed by a buffered channel, 0 allocs",
 		"memory: an idle actor costs one goroutine plus < 1 KiB",
 		"memory: Unbounded drained holds <= 64 slots (512 bytes of ints)",
 		"memory: Segmented drained holds <= 64 slots (512 bytes of ints)",
@@ -405,7 +424,7 @@ func TestReportAndChartsFromAFullReport(t *testing.T) {
 	md := r.markdown()
 	for _, want := range []string{"## Targets\n\nThese are crew's performance targets, each checked against this run", "busiest worker / mean", "median over the runs",
 		"## 7. Batches on one shared pool", "| " + batchErrgroupName + " | 2500 | 21250 | 2.67 ms | 8.00 ms | 7.20 ms to 8.80 ms |",
-		"## 8. Actors", "| " + protoActorName + " | 4 | 50.0 | 1.700 | 2.50x |",
+		"## 8. Actors", "| " + protoActorName + " | 4 | none | 50.0 | 1.700 | 2.50x |",
 		"## 9. Scaling: GOMAXPROCS, workers and submitters", "### GOMAXPROCS 8, 64 workers, 8 submitters",
 		"## 10. Tenants: fair shares on one pool"} {
 		if !strings.Contains(md, want) {

@@ -113,26 +113,33 @@ func (r *report) mailboxTitle() string {
 }
 
 // mailboxChart draws each mailbox's time per message over the buffered
-// channel's, for one producer and for four.
+// channel's, a panel per count of producers, alone and with load.
 func (r *report) mailboxChart(file string) error {
 	d := dotChart{title: r.mailboxTitle(), xLabel: "x buffered chan (1024), log scale", ref: 1, log: true,
 		label: ratioLabel, width: 10 * vg.Inch}
-	var producers []int
+	type setting struct {
+		producers int
+		loaded    bool
+	}
+	var settings []setting
 	for _, m := range r.mailboxes {
 		if !slices.Contains(d.names, m.name) {
 			d.names = append(d.names, m.name)
 		}
-		if !slices.Contains(producers, m.producers) {
-			producers = append(producers, m.producers)
+		if x := (setting{m.producers, m.loaded}); !slices.Contains(settings, x) {
+			settings = append(settings, x)
 		}
 	}
-	for _, np := range producers {
+	for _, x := range settings {
 		title := "1 producer"
-		if np > 1 {
-			title = fmt.Sprintf("%d producers", np)
+		if x.producers > 1 {
+			title = fmt.Sprintf("%d producers", x.producers)
 		}
-		d.panels = append(d.panels, ratioPanel(title, d.names, "buffered chan (1024)",
-			func(name string) float64 { return r.mailboxOf(name, np).nsPerMsg }))
+		if x.loaded {
+			title += ", with load"
+		}
+		d.panels = append(d.panels, ratioPanel(title, d.names, chanMailboxName,
+			func(name string) float64 { return r.mailboxOf(name, x.producers, x.loaded).nsPerMsg }))
 	}
 	return d.save(file)
 }

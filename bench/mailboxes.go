@@ -33,14 +33,16 @@ func mailboxKinds() []mailboxKind {
 type mailboxResult struct {
 	name                   string
 	producers              int
+	loaded                 bool // beside one CPU-bound process per CPU
 	nsPerMsg, allocsPerMsg float64
 }
 
 // mailboxes moves msgs messages from producers goroutines to one consumer
 // through each mailbox type, the consumer waiting on a signal channel of
 // capacity 1 when it finds the mailbox empty, as an actor does, next to a
-// buffered channel of 1024; median of runs.
-func mailboxes(producers, msgs, runs int, progress func(string)) []mailboxResult {
+// buffered channel of 1024; median of runs. loaded says whether the
+// caller started CPU-bound processes beside it.
+func mailboxes(producers int, loaded bool, msgs, runs int, progress func(string)) []mailboxResult {
 	kinds := mailboxKinds()
 	names := append([]string{"buffered chan (1024)"}, make([]string, len(kinds))...)
 	for i, k := range kinds {
@@ -54,7 +56,7 @@ func mailboxes(producers, msgs, runs int, progress func(string)) []mailboxResult
 	})
 	out := make([]mailboxResult, len(names))
 	for i, name := range names {
-		out[i] = mailboxResult{name, producers, ns[i], allocs[i]}
+		out[i] = mailboxResult{name, producers, loaded, ns[i], allocs[i]}
 	}
 	return out
 }

@@ -145,7 +145,11 @@ func outDir(flagged, pwd, cwd string) string {
 	}
 }
 
+// fanIn is the producers of the mailbox and actor scenarios.
+var fanIn = []int{1, 4, 8}
+
 func main() {
+	spinIfChild()
 	c := parseFlags()
 	cs := contenders()
 	// The burst and streaming scenarios leave out the contenders that would
@@ -183,18 +187,35 @@ func main() {
 		r.keyed = keyed(c.workers, c.streamJobs, c.streamRuns, 0.8, step("keyed, 80% load:"))
 		r.keyedJobs, r.keyedWorkers, r.keyedRuns = c.streamJobs, c.workers, c.streamRuns
 	}
-	if c.scenarios["mailboxes"] {
-		for _, p := range []int{1, 4} {
-			r.mailboxes = append(r.mailboxes, mailboxes(p, c.mailboxMsgs, c.runs,
-				step(fmt.Sprintf("mailboxes, %dP1C:", p)))...)
+	// The mailbox and actor scenarios run twice: alone, then beside one
+	// CPU-bound process per CPU.
+	for _, loaded := range []bool{false, true} {
+		if !c.scenarios["mailboxes"] && !c.scenarios["actors"] {
+			break
 		}
-		r.mailboxMsgs = c.mailboxMsgs
-	}
-	if c.scenarios["actors"] {
-		for _, p := range []int{1, 4} {
-			r.actors = append(r.actors, actors(p, c.mailboxMsgs, c.runs, step(fmt.Sprintf("actors, %d producer(s):", p)))...)
+		stop := func() {}
+		if loaded {
+			stop = startLoad()
 		}
-		r.actorMsgs = c.mailboxMsgs
+		suffix := ""
+		if loaded {
+			suffix = ", with load"
+		}
+		if c.scenarios["mailboxes"] {
+			for _, p := range fanIn {
+				r.mailboxes = append(r.mailboxes, mailboxes(p, loaded, c.mailboxMsgs, c.runs,
+					step(fmt.Sprintf("mailboxes, %dP1C%s:", p, suffix)))...)
+			}
+			r.mailboxMsgs = c.mailboxMsgs
+		}
+		if c.scenarios["actors"] {
+			for _, p := range fanIn {
+				r.actors = append(r.actors, actors(p, loaded, c.mailboxMsgs, c.runs,
+					step(fmt.Sprintf("actors, %d producer(s)%s:", p, suffix)))...)
+			}
+			r.actorMsgs = c.mailboxMsgs
+		}
+		stop()
 	}
 	if c.scenarios["memory"] {
 		m := memory(c.actors, c.depth, step("memory:"))

@@ -95,11 +95,11 @@ func (r *report) markdown() string {
 	}
 	if len(r.mailboxes) > 0 {
 		p("## 4. Mailboxes\n\n")
-		p("%d messages from P producers to one consumer, which waits on a signal channel of capacity 1 when it finds the mailbox empty (as an actor does); a buffered channel of 1024 as the baseline; median of the runs.\n\n", r.mailboxMsgs)
-		p("| mailbox | producers | ns/msg | allocs/msg | vs buffered chan |\n|---|---|---|---|---|\n")
+		p("%d messages from P producers to one consumer, which waits on a signal channel of capacity 1 when it finds the mailbox empty (as an actor does); a buffered channel of 1024 as the baseline; median of the runs, contenders interleaved run by run. With load, one CPU-bound process per CPU runs beside the measurement.\n\n", r.mailboxMsgs)
+		p("| mailbox | producers | load | ns/msg | allocs/msg | vs buffered chan |\n|---|---|---|---|---|---|\n")
 		for _, m := range r.mailboxes {
-			base := r.mailboxOf("buffered chan (1024)", m.producers)
-			p("| %s | %d | %.1f | %.3f | %.2fx |\n", m.name, m.producers, m.nsPerMsg, m.allocsPerMsg, m.nsPerMsg/base.nsPerMsg)
+			base := r.mailboxOf(chanMailboxName, m.producers, m.loaded)
+			p("| %s | %d | %s | %.1f | %.3f | %.2fx |\n", m.name, m.producers, loadName(m.loaded), m.nsPerMsg, m.allocsPerMsg, m.nsPerMsg/base.nsPerMsg)
 		}
 		p("\n")
 	}
@@ -143,11 +143,11 @@ func (r *report) markdown() string {
 	}
 	if len(r.actors) > 0 {
 		p("## 8. Actors\n\n")
-		p("%d messages told from P producers to one actor whose handler only counts them, until the last one is handled; the baseline is the hand-written equivalent, a goroutine ranging over a buffered channel of 1024; median of the runs, contenders interleaved run by run.\n\n", r.actorMsgs)
-		p("| contender | producers | ns/msg | allocs/msg | vs goroutine + chan |\n|---|---|---|---|---|\n")
+		p("%d messages told from P producers to one actor whose handler only counts them, until the last one is handled; the baseline is the hand-written equivalent, a goroutine ranging over a buffered channel of 1024; median of the runs, contenders interleaved run by run. With load, one CPU-bound process per CPU runs beside the measurement.\n\n", r.actorMsgs)
+		p("| contender | producers | load | ns/msg | allocs/msg | vs goroutine + chan |\n|---|---|---|---|---|---|\n")
 		for _, a := range r.actors {
-			base := r.actorOf(chanActorName, a.producers)
-			p("| %s | %d | %.1f | %.3f | %.2fx |\n", a.name, a.producers, a.nsPerMsg, a.allocsPerMsg, a.nsPerMsg/base.nsPerMsg)
+			base := r.actorOf(chanActorName, a.producers, a.loaded)
+			p("| %s | %d | %s | %.1f | %.3f | %.2fx |\n", a.name, a.producers, loadName(a.loaded), a.nsPerMsg, a.allocsPerMsg, a.nsPerMsg/base.nsPerMsg)
 		}
 		p("\n")
 	}
@@ -248,34 +248,8 @@ func (r *report) targets() []target {
 		add("keyed placement (WithKey): p99 <= 0.25x consistent hashing's", fmt.Sprintf("%.2fx (WithKey %s vs WithConsistentHash %s)", ratio(k.p99, ch.p99), ms(k.p99), ms(ch.p99)), ratio(k.p99, ch.p99) <= 0.25)
 		add("keyed placement (WithKey): 0 order breaches", fmt.Sprintf("%d breaches", k.orderBreaches), k.orderBreaches == 0)
 	}
-	for _, producers := range []int{1, 4} {
-		vs := func(x, y mailboxResult, limit float64) {
-			if x.nsPerMsg > 0 && y.nsPerMsg > 0 {
-				q := x.nsPerMsg / y.nsPerMsg
-				add(fmt.Sprintf("mailboxes, %dP1C: %s <= %gx %s", producers, x.name, limit, y.name),
-					fmt.Sprintf("%.2fx (%.1f vs %.1f ns/msg)", q, x.nsPerMsg, y.nsPerMsg), q <= limit)
-			}
-		}
-		ch, ub := r.mailboxOf("buffered chan (1024)", producers), r.mailboxOf("Unbounded", producers)
-		if producers == 1 { // the SPSC target
-			vs(ub, ch, 0.6)
-			vs(r.mailboxOf("Segmented", producers), ch, 0.6)
-		}
-		vs(r.mailboxOf("Bounded(1024, Backpressure)", producers), ub, 1.2)
-	}
-	for _, producers := range []int{1, 4} {
-		ch, ub, bp := r.actorOf(chanActorName, producers), r.actorOf(crewActorName, producers), r.actorOf(crewBoundedActName, producers)
-		if ch.nsPerMsg > 0 && ub.nsPerMsg > 0 {
-			q := ub.nsPerMsg / ch.nsPerMsg
-			add(fmt.Sprintf("actor Tell -> handle, %d producer(s): <= 0.6x a goroutine fed by a buffered channel, 0 allocs", producers),
-				fmt.Sprintf("%.2fx (crew %.1f vs %.1f ns/msg), %.3f allocs/msg", q, ub.nsPerMsg, ch.nsPerMsg, ub.allocsPerMsg), q <= 0.6 && ub.allocsPerMsg < 0.01)
-		}
-		if ub.nsPerMsg > 0 && bp.nsPerMsg > 0 {
-			q := bp.nsPerMsg / ub.nsPerMsg
-			add(fmt.Sprintf("actor with Bounded(1024, Backpressure), %d producer(s): <= 1.2x with Unbounded", producers),
-				fmt.Sprintf("%.2fx (%.1f vs %.1f ns/msg)", q, bp.nsPerMsg, ub.nsPerMsg), q <= 1.2)
-		}
-	}
+	ts = append(ts, r.mailboxTargets()...)
+	ts = append(ts, r.actorTargets()...)
 	if m := r.memory; m != nil {
 		extra := m.heapPerActor - m.heapPerGoroutine
 		add("memory: an idle actor costs one goroutine plus < 1 KiB", fmt.Sprintf("%.0f bytes beside the goroutine", extra), extra < 1024)
@@ -331,10 +305,12 @@ func (r *report) streamOf(name string, load float64) streamResult {
 	return find(r.stream, func(s streamResult) bool { return s.name == name && s.load == load })
 }
 
-func (r *report) actorOf(name string, producers int) actorResult {
-	return find(r.actors, func(a actorResult) bool { return a.name == name && a.producers == producers })
+func (r *report) actorOf(name string, producers int, loaded bool) actorResult {
+	return find(r.actors, func(a actorResult) bool { return a.name == name && a.producers == producers && a.loaded == loaded })
 }
 
-func (r *report) mailboxOf(name string, producers int) mailboxResult {
-	return find(r.mailboxes, func(m mailboxResult) bool { return m.name == name && m.producers == producers })
+func (r *report) mailboxOf(name string, producers int, loaded bool) mailboxResult {
+	return find(r.mailboxes, func(m mailboxResult) bool {
+		return m.name == name && m.producers == producers && m.loaded == loaded
+	})
 }
