@@ -37,10 +37,12 @@ type Metrics interface {
 // back into the source. crew calls none of them while it holds a lock of
 // its own, so a slow Recorder slows only the goroutine that calls it.
 //
-// Every count and duration of an event is reported before the event's
-// end is visible: a job's (Completed, Failed, Panicked, RunTime) before
-// its pool's, or its batch's, Wait that returns after it; so counts read
-// after Wait are exact.
+// Every count and duration of a job's end (Completed, Failed, Panicked,
+// Skipped, Dropped, RunTime) is reported before the end is counted: before
+// the pool's, or its batch's, Wait that returns after it. A Submit counts
+// its job (Submitted) as it returns, after the job may have ended. So the
+// counts are exact once Wait has returned and so have the Submits, and in
+// any case once Close is called.
 type Recorder interface {
 	// Add counts n (at least 1) more events of kind e.
 	Add(e Event, n int)
@@ -51,8 +53,11 @@ type Recorder interface {
 	// for everything else.
 	Observe(t Timing, d time.Duration, tenant string)
 
-	// Close says that the source has ended: a pool's Wait is returning, an
-	// actor has exited, every routee of a router has. The one kind of call
+	// Close says that the source has ended: a pool's Wait has seen every
+	// job end (and every Submit let in before it closed the pool has
+	// counted its job: a Submit that returns as Wait runs may call Close
+	// itself, just after Wait returns), an actor has exited, every routee
+	// of a router has. The one kind of call
 	// that may follow is Add(EventDropped, 1): a message told to an actor
 	// or a router after its end is a dead letter. Source.Gauges still
 	// works, and reads the ended source's levels (0 workers).

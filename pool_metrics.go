@@ -79,3 +79,35 @@ func (w *worker[T]) ended(g grant[T]) {
 	p.rec.Observe(RunTime, time.Duration(w.ran), tenant(g.t.f))
 	p.rec.Add(EventCompleted, 1)
 }
+
+// A Submit of a pool WithMetrics counts its job once the dispatcher's lock
+// is released, so a Submit let in just before Wait closed the pool may
+// count it after Wait has seen every job end. The Recorder's Close waits
+// for it: submits counts the Submits under way, plus closing once Wait is
+// done, plus closed once Close was called; whichever of Wait and the last
+// Submit under way finds exactly closing calls it.
+const (
+	closing = 1 << 40
+	closed  = 1 << 41
+)
+
+// closeMetrics is called once Wait is done with the jobs.
+func (p *Pool[T]) closeMetrics() {
+	if p.submits.Add(closing) == closing {
+		p.closeRecorder()
+	}
+}
+
+// submitted is called as a Submit of a pool WithMetrics returns.
+func (p *Pool[T]) submitted() {
+	if p.submits.Add(-1) == closing {
+		p.closeRecorder()
+	}
+}
+
+// closeRecorder closes the Recorder, once.
+func (p *Pool[T]) closeRecorder() {
+	if p.submits.CompareAndSwap(closing, closing|closed) {
+		p.rec.Close()
+	}
+}

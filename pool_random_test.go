@@ -87,6 +87,11 @@ func conserves(t *testing.T, rng *rand.Rand) bool {
 	if fair {
 		opts = append(opts, crew.WithFairShare())
 	}
+	var m *metered
+	if rng.IntN(2) == 0 {
+		m = &metered{}
+		opts = append(opts, crew.WithMetrics(m))
+	}
 	p := crew.NewPool(workers, l.do, opts...)
 	var wg sync.WaitGroup
 	for b := range l.limit {
@@ -136,6 +141,9 @@ func conserves(t *testing.T, rng *rand.Rand) bool {
 	wg.Wait()
 	_ = p.Wait()
 	ok := balanced(t, p, &l)
+	if m != nil {
+		ok = meteredAgrees(t, p, m) && ok
+	}
 	if fair {
 		ok = assert.Empty(t, crew.FairLeftovers(p), "what the fair order holds once every batch was waited for") && ok
 	}
@@ -189,4 +197,25 @@ func balanced(t *testing.T, p *crew.Pool[int64], l *ledger) bool {
 	ok = assert.Equal(t, l.failed.Load(), s.Failed, "Failed") && ok
 	ok = assert.Zero(t, s.Queued+s.Running, "Queued+Running") && ok
 	return ok
+}
+
+// meteredAgrees checks, once p's Wait returned, that what p reported to m
+// agrees with its Stats: every job accepted, ran, skipped or dropped is
+// counted once, and every job that ran has its queue wait and its run
+// time.
+func meteredAgrees(t *testing.T, p *crew.Pool[int64], m *metered) bool {
+	src := m.only(t)
+	s := p.Stats()
+	ok := assert.EqualValues(t, s.Submitted, src.count(crew.EventSubmitted), "metrics: submitted")
+	ok = assert.EqualValues(t, s.Completed, src.count(crew.EventCompleted), "metrics: completed") && ok
+	ok = assert.EqualValues(t, s.Failed, src.count(crew.EventFailed), "metrics: failed") && ok
+	ok = assert.EqualValues(t, s.Canceled, src.count(crew.EventSkipped), "metrics: skipped") && ok
+	ok = assert.EqualValues(t, s.Dropped, src.count(crew.EventDropped), "metrics: dropped") && ok
+	ok = assert.Len(t, src.observed(crew.QueueWait), int(s.Completed), "metrics: a queue wait per job that ran") && ok
+	ok = assert.Len(t, src.observed(crew.RunTime), int(s.Completed), "metrics: a run time per job that ran") && ok
+	for _, d := range src.observed(crew.QueueWait) {
+		ok = assert.GreaterOrEqual(t, d, time.Duration(0), "metrics: a queue wait") && ok
+	}
+	ok = assert.Equal(t, 1, src.closes(), "metrics: closed once") && ok
+	return assert.Equal(t, crew.Gauges{}, src.src.Gauges(), "metrics: gauges after Wait") && ok
 }

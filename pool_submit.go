@@ -81,8 +81,12 @@ func (p *Pool[T]) doneCtx(ctx context.Context, b *Batch[T], err error) error {
 // waits for room if the pool is full, unless t comes from a job of its
 // flow (then it runs t inline).
 func (p *Pool[T]) submit(ctx context.Context, t task[T]) error {
-	if p.stamp && t.at == 0 {
-		t.at = p.clock()
+	if p.rec != nil {
+		p.submits.Add(1)
+		defer p.submitted()
+		if p.stamp && t.at == 0 {
+			t.at = p.clock()
+		}
 	}
 	var a after[T]
 	v, w, err := p.d.offer(t, mayWait, &p.waiters, p.seesStop(), &a)
@@ -102,7 +106,7 @@ func (p *Pool[T]) submit(ctx context.Context, t task[T]) error {
 		// its job is not new. Rare enough to take a queued Submit back out.
 		if v == waiting {
 			if decided, err := p.withdraw(w); decided && err != ErrPoolClosed && err != ErrBatchClosed {
-				return raise(err) // the pool decided first, and not as for a new job
+				return p.counted(raise(err)) // the pool decided first, and not as for a new job: let in, or refused
 			}
 		}
 		return p.submitOwn(ctx, t)
@@ -260,8 +264,12 @@ func (p *Pool[T]) TrySubmit(job T) bool {
 
 func (p *Pool[T]) trySubmit(t task[T]) bool {
 	var a after[T]
-	if p.stamp {
-		t.at = p.clock()
+	if p.rec != nil {
+		p.submits.Add(1)
+		defer p.submitted()
+		if p.stamp {
+			t.at = p.clock()
+		}
 	}
 	v, _, _ := p.d.offer(t, noWait, nil, p.seesStop(), &a)
 	a.run(p)

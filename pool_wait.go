@@ -40,7 +40,7 @@ func (p *Pool[T]) Wait() error {
 		p.result = p.outcome()
 		p.stopped.Store(true)
 		if p.rec != nil {
-			p.rec.Close()
+			p.closeMetrics()
 		}
 		p.cancel(nil)
 	})
