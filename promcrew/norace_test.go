@@ -1,0 +1,5 @@
+//go:build !race
+
+package promcrew_test
+
+const raceEnabled = false
