@@ -1,0 +1,5 @@
+//go:build !race
+
+package otelcrew_test
+
+const raceEnabled = false
