@@ -100,7 +100,7 @@ func (k SourceKind) String() string {
 // Gauges are a source's levels at one instant (see Source.Gauges).
 type Gauges struct {
 	Queued  int // a pool's jobs waiting to be dispatched (its backlog); the messages in an actor's or a router's mailboxes
-	Running int // a pool's jobs running; 1 while an actor handles a message, else 0; a router's routees handling one
+	Running int // a pool's jobs running; 1 while an actor is busy (Ref.Busy: it handles a message, or checks its mailbox for one), else 0; a router's busy routees
 	Workers int // a pool's live workers; 1 until an actor exits, then 0; a router's routees that have not exited
 	Blocked int // the Submits blocked on a full pool; 0 for actors and routers
 }
