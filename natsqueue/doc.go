@@ -35,12 +35,24 @@
 //
 // # Defaults
 //
-// Options go to Open (WithAckWait, WithCodec, WithDepthTTL) or to Serve
-// (WithBackoff, WithMaxDeliveries, WithDeadLetters, WithPrefetch); one given
-// to the other panics. AckWait is 30 s, a job is delivered at most 5 times,
+// Options go to Open (WithAckWait, WithCodec, WithDepthTTL, WithReplicas)
+// or to Serve (WithBackoff, WithMaxDeliveries, WithDeadLetters,
+// WithPrefetch, WithMetrics); one given to the other panics. AckWait is 30 s, a job is delivered at most 5 times,
 // the backoff is 100 ms doubled per failed delivery up to 10 s, the codec
 // is JSON, the depth TTL 100 ms, Serve holds one job per worker beyond
 // those running, and dead letters are logged with slog.
+//
+// # Metrics
+//
+// WithMetrics(m) makes Serve report, as it happens, each delivery and
+// redelivery it takes, each ack, nak and dead letter it sends, and each
+// job's time from Tell to ack, its handler's run time and its nak's delay,
+// to m: a Metrics, natsqueue's own interface, shaped as crew.Metrics is
+// (Track returns a Recorder; Add counts an Event, Observe records a
+// Timing), so that natsqueue depends on no metrics library. The Recorder
+// is called on Serve's workers, under no lock: it must be quick and safe
+// for concurrent use. Counts are exact once Serve returns. The README
+// shows a Prometheus adapter in a few lines.
 //
 // # Depths
 //

@@ -2,10 +2,12 @@ package natsqueue_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/crewlib/crew"
@@ -15,20 +17,30 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// Example tells three jobs and serves them with two workers until all have
-// run. In production the server is a NATS cluster and Tell and Serve run in
-// different processes; here an embedded server stands in (in tests, use
-// natstest.Server).
-func Example() {
+// exampleServer starts an embedded server, with JetStream in a temporary
+// folder, and returns a client of it and a function that stops both. In
+// production the server is a NATS cluster; in tests, use natstest.Server.
+func exampleServer() (jetstream.JetStream, func()) {
 	dir, _ := os.MkdirTemp("", "natsqueue-example-")
-	defer os.RemoveAll(dir)
 	s, _ := server.NewServer(&server.Options{Host: "127.0.0.1", Port: -1, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true})
 	s.Start()
-	defer func() { s.Shutdown(); s.WaitForShutdown() }()
 	s.ReadyForConnections(10 * time.Second)
 	nc, _ := nats.Connect(s.ClientURL())
-	defer nc.Close()
 	js, _ := jetstream.New(nc)
+	return js, func() {
+		nc.Close()
+		s.Shutdown()
+		s.WaitForShutdown()
+		_ = os.RemoveAll(dir)
+	}
+}
+
+// Example tells three jobs and serves them with two workers until all have
+// run. In production Tell and Serve run in different processes; here an
+// embedded server stands in (see exampleServer).
+func Example() {
+	js, stop := exampleServer()
+	defer stop()
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -58,4 +70,76 @@ func Example() {
 	slices.Sort(greeted)
 	fmt.Println(err, greeted)
 	// Output: <nil> [hello, ada hello, grace hello, linus]
+}
+
+// counts is a Metrics that counts events and observations, as a
+// Prometheus or OpenTelemetry adapter would (see the README).
+type counts struct {
+	mu      sync.Mutex // guards events, timings
+	events  map[natsqueue.Event]int
+	timings map[natsqueue.Timing]int
+}
+
+func (c *counts) Track(natsqueue.Source) natsqueue.Recorder { return c }
+
+func (c *counts) Add(e natsqueue.Event, n int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.events[e] += n
+}
+
+func (c *counts) Observe(t natsqueue.Timing, _ time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.timings[t]++
+}
+
+func (c *counts) Close() {}
+
+// ExampleWithMetrics serves three jobs, one of which fails once, and
+// prints what Serve reported.
+func ExampleWithMetrics() {
+	js, stop := exampleServer()
+	defer stop()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q, err := natsqueue.Open[int](ctx, js, "jobs")
+	for job := 0; err == nil && job < 3; job++ {
+		err = q.Tell(ctx, job)
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	m := &counts{events: map[natsqueue.Event]int{}, timings: map[natsqueue.Timing]int{}}
+	var failed atomic.Bool
+	var done atomic.Int32
+	err = natsqueue.Serve(ctx, q, 2, func(_ context.Context, job int) error {
+		if job == 1 && !failed.Swap(true) {
+			return errors.New("busy") // a nak: delivered again after the backoff
+		}
+		if done.Add(1) == 3 {
+			cancel()
+		}
+		return nil
+	}, natsqueue.WithMetrics(m), natsqueue.WithBackoff(func(int) time.Duration { return 10 * time.Millisecond }))
+	fmt.Println("Serve:", err)
+	for e := natsqueue.EventDelivery; e <= natsqueue.EventDeadLetter; e++ {
+		fmt.Println(e, m.events[e])
+	}
+	for t := natsqueue.TellToAck; t <= natsqueue.NakDelay; t++ {
+		fmt.Println(t, m.timings[t], "observed")
+	}
+	// Output:
+	// Serve: <nil>
+	// delivery 3
+	// redelivery 1
+	// ack 3
+	// nak 1
+	// dead_letter 0
+	// tell_to_ack 3 observed
+	// run_time 4 observed
+	// nak_delay 1 observed
 }

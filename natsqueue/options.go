@@ -53,6 +53,7 @@ const (
 	optDeadLetters
 	optPrefetch
 	optReplicas
+	optMetrics
 )
 
 var optNames = [...]string{
@@ -64,11 +65,12 @@ var optNames = [...]string{
 	"WithDeadLetters (for Serve)",
 	"WithPrefetch (for Serve)",
 	"WithReplicas (for Open)",
+	"WithMetrics (for Serve)",
 }
 
 const (
 	openOpts  = optAckWait | optCodec | optDepthTTL | optReplicas
-	serveOpts = optBackoff | optMaxDeliveries | optDeadLetters | optPrefetch
+	serveOpts = optBackoff | optMaxDeliveries | optDeadLetters | optPrefetch | optMetrics
 )
 
 type options struct {
@@ -81,6 +83,7 @@ type options struct {
 	deadLetters   func(crew.DeadLetter)
 	prefetch      int // -1: one per worker
 	replicas      int // 0: not given
+	metrics       Metrics
 }
 
 // collect applies opts over the defaults and panics if one does not apply

@@ -21,6 +21,7 @@ type runner[T any] struct {
 	backoff       func(attempt int) time.Duration
 	maxDeliveries int
 	deadLetters   func(crew.DeadLetter)
+	rec           Recorder      // nil: no WithMetrics, nothing measured
 	room          chan struct{} // a token per job Serve may hold; run returns its job's
 	unsent        atomic.Int64  // acknowledgements (Ack, Nak, Term) that failed
 }
@@ -44,16 +45,22 @@ func (r *runner[T]) run(ctx context.Context, d delivery) error {
 	m := d.m
 	md, err := m.Metadata()
 	if err != nil {
+		r.add(EventDelivery)
 		r.dead(d, m.Data(), fmt.Errorf("%w: %w", ErrUndecodable, err))
 		return nil
 	}
 	r.q.depth.observe(md.NumPending)
+	attempt := int(md.NumDelivered)
+	if attempt > 1 {
+		r.add(EventRedelivery)
+	} else {
+		r.add(EventDelivery)
+	}
 	var job T
 	if err := r.q.codec.Unmarshal(m.Data(), &job); err != nil {
 		r.dead(d, m.Data(), fmt.Errorf("%w: %w", ErrUndecodable, err))
 		return nil
 	}
-	attempt := int(md.NumDelivered)
 	if attempt > r.maxDeliveries {
 		// Its process died during its last allowed delivery.
 		r.dead(d, job, fmt.Errorf("%w: delivered %d times, at most %d allowed", ErrTooManyDeliveries, attempt, r.maxDeliveries))
@@ -63,7 +70,12 @@ func (r *runner[T]) run(ctx context.Context, d delivery) error {
 	switch {
 	case err == nil:
 		d.k.stop()
-		r.sent(m.Ack())
+		if r.sent(m.Ack()) && r.rec != nil {
+			r.rec.Add(EventAck, 1)
+			// md.Timestamp has no monotonic reading: this is the wall
+			// clock's difference, negative if the server's runs ahead.
+			r.rec.Observe(TellToAck, max(time.Since(md.Timestamp), 0))
+		}
 	case isPermanent(err):
 		r.dead(d, job, err)
 	case attempt >= r.maxDeliveries:
@@ -71,19 +83,37 @@ func (r *runner[T]) run(ctx context.Context, d delivery) error {
 	default:
 		delay := r.delay(attempt)
 		d.k.stop()
-		r.sent(m.NakWithDelay(delay))
+		if r.sent(m.NakWithDelay(delay)) && r.rec != nil {
+			r.rec.Add(EventNak, 1)
+			r.rec.Observe(NakDelay, delay)
+		}
 	}
 	return nil
 }
 
-// call runs the handler, turning a panic into an error with its stack.
+// call runs the handler, turning a panic into an error with its stack,
+// and observes its run time.
 func (r *runner[T]) call(ctx context.Context, job T) (err error) {
+	var start time.Time
+	if r.rec != nil {
+		start = time.Now()
+	}
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("natsqueue: handler panicked: %v\n%s", v, debug.Stack())
 		}
+		if r.rec != nil {
+			r.rec.Observe(RunTime, time.Since(start))
+		}
 	}()
 	return r.handle(ctx, job)
+}
+
+// add counts one event of kind e, if Serve has a Recorder.
+func (r *runner[T]) add(e Event) {
+	if r.rec != nil {
+		r.rec.Add(e, 1)
+	}
 }
 
 // delay returns the backoff after the attempt-th delivery failed; if the
@@ -111,16 +141,21 @@ func (r *runner[T]) dead(d delivery, job any, reason error) {
 		r.deadLetters(crew.DeadLetter{Message: job, Target: r.q.name, Reason: reason})
 	}()
 	d.k.stop()
-	r.sent(d.m.TermWithReason(firstLine(reason.Error())))
+	if r.sent(d.m.TermWithReason(firstLine(reason.Error()))) {
+		r.add(EventDeadLetter)
+	}
 }
 
-// sent counts and logs a failed acknowledgement; the job is then delivered
-// again after AckWait.
-func (r *runner[T]) sent(err error) {
+// sent reports whether an acknowledgement was sent, given its error; it
+// counts and logs a failed one, whose job is then delivered again after
+// AckWait.
+func (r *runner[T]) sent(err error) bool {
 	if err != nil {
 		r.unsent.Add(1)
 		slog.Warn("natsqueue: acknowledgement failed; the job will be delivered again", "queue", r.q.name, "err", err)
+		return false
 	}
+	return true
 }
 
 // firstLine returns s up to its first newline: a Term's reason is one

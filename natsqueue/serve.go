@@ -62,8 +62,8 @@ const (
 // acknowledgements could not be sent: the error says how many, and their
 // jobs are delivered again after AckWait.
 //
-// Options: WithBackoff, WithMaxDeliveries, WithDeadLetters and
-// WithPrefetch; the others panic. Serve panics if workers is less than 1,
+// Options: WithBackoff, WithMaxDeliveries, WithDeadLetters, WithPrefetch
+// and WithMetrics; the others panic. Serve panics if workers is less than 1,
 // or q or handle is nil.
 func Serve[T any](ctx context.Context, q *Queue[T], workers int, handle func(context.Context, T) error, opts ...Option) error {
 	if workers < 1 {
@@ -89,6 +89,9 @@ func Serve[T any](ctx context.Context, q *Queue[T], workers int, handle func(con
 		deadLetters:   o.deadLetters,
 		room:          make(chan struct{}, capacity),
 	}
+	if o.metrics != nil {
+		r.rec = o.metrics.Track(Source{Queue: q.name})
+	}
 	for range capacity {
 		r.room <- struct{}{}
 	}
@@ -107,6 +110,9 @@ func Serve[T any](ctx context.Context, q *Queue[T], workers int, handle func(con
 	}
 	if n := r.unsent.Load(); n > 0 {
 		err = errors.Join(err, fmt.Errorf("natsqueue: Serve %q: %d acknowledgements not sent; their jobs will be delivered again after AckWait", q.name, n))
+	}
+	if r.rec != nil {
+		r.rec.Close() // after Wait: every worker's calls happen before it
 	}
 	return err
 }
