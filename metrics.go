@@ -57,10 +57,12 @@ type Recorder interface {
 	// job end (and every Submit let in before it closed the pool has
 	// counted its job: a Submit that returns as Wait runs may call Close
 	// itself, just after Wait returns), an actor has exited, every routee
-	// of a router has. The one kind of call
-	// that may follow is Add(EventDropped, 1): a message told to an actor
-	// or a router after its end is a dead letter. Source.Gauges still
-	// works, and reads the ended source's levels (0 workers).
+	// of a router has. No call to a pool's Recorder follows. For an actor
+	// or a router, Adds may follow: Add(EventDropped, 1) for a message
+	// told after its end, a dead letter; and Add(EventSubmitted, 1) for a
+	// Tell that its end raced, whose message was accepted and then became
+	// a dead letter (counted in Dropped too). Source.Gauges still works,
+	// and reads the ended source's levels (0 workers).
 	Close()
 }
 
@@ -100,7 +102,7 @@ func (k SourceKind) String() string {
 // Gauges are a source's levels at one instant (see Source.Gauges).
 type Gauges struct {
 	Queued  int // a pool's jobs waiting to be dispatched (its backlog); the messages in an actor's or a router's mailboxes
-	Running int // a pool's jobs running; 1 while an actor is busy (Ref.Busy: it handles a message, or checks its mailbox for one), else 0; a router's busy routees
+	Running int // a pool's jobs running (those run inline aside); 1 while an actor is busy (Ref.Busy: it handles a message, or checks its mailbox for one), else 0; a router's busy routees
 	Workers int // a pool's live workers; 1 until an actor exits, then 0; a router's routees that have not exited
 	Blocked int // the Submits blocked on a full pool; 0 for actors and routers
 }
@@ -110,8 +112,10 @@ type Event uint8
 
 // The events. For a pool, once Wait has returned, Submitted = Completed +
 // Skipped + Dropped. For an actor or a router, Submitted counts the
-// messages told (accepted by Tell or Broadcast), Completed those handled,
-// and Dropped its dead letters, a refused Tell's included.
+// messages told (accepted by Tell or Broadcast; a keyed router's, as its
+// Tell accepts them), Completed those handled, and Dropped its dead
+// letters, a refused Tell's included: those were never Submitted, so
+// Submitted - Completed - Dropped can be below 0.
 const (
 	EventSubmitted Event = iota + 1 // a job accepted by Submit or TrySubmit, a batch's included, or a message told
 	EventCompleted                  // a job that ran, or a message handled, failed or not
@@ -162,10 +166,12 @@ func (t Timing) String() string {
 // WithContext, Map: its batches' jobs included), an actor (Spawn) or a
 // router's routees (SpawnRouter) to m, as it happens: see Metrics for how,
 // and Event and Timing for what. Without it, nothing is measured and
-// nothing is paid. With it, a pool reads the clock twice per job (as it
-// accepts it, and as its worker ends it), and makes about four calls to
-// the Recorder: on a machine whose clock read costs 20-50 ns, that is the
-// cost of a no-op job's dispatch or less; see the README's figures.
+// nothing is paid. With it, a pool reads the clock three times per job (as
+// it accepts it, and as its worker starts and ends it) and makes four
+// calls to the Recorder; an actor makes two calls per message and reads
+// no clock. A clock read costs 20-50 ns, so a pool's no-op job costs more
+// with it (the README's Performance section has the figures); a job that
+// does anything costs about the same.
 func WithMetrics(m Metrics) Option {
 	if m == nil {
 		panic("crew: WithMetrics: nil Metrics")

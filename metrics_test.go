@@ -436,3 +436,81 @@ func TestTheMetricsNamesPrint(t *testing.T) {
 	assert.Equal(t, "pool actor router", crew.SourcePool.String()+" "+crew.SourceActor.String()+" "+crew.SourceRouter.String())
 	assert.Equal(t, "Event(9)", crew.Event(9).String())
 }
+
+func TestAnActorsHandlerThatCallsGoexitIsCountedHandledAndFailed(t *testing.T) {
+	m := &metered{}
+	actor := crew.Spawn(context.Background(), func(context.Context, int) error { runtime.Goexit(); return nil },
+		crew.WithMetrics(m), crew.WithErrorHandler(func(error) {}))
+	require.NoError(t, actor.Tell(context.Background(), 1))
+	<-actor.Done()
+	src := m.only(t)
+	assert.Equal(t, 1, src.count(crew.EventSubmitted))
+	assert.Equal(t, 1, src.count(crew.EventCompleted), "handled, as a pool counts a job that calls Goexit")
+	assert.Equal(t, 1, src.count(crew.EventFailed))
+}
+
+// A keyed router sends a message on under its lock: it counts the Tell
+// once the lock is released.
+func TestAKeyedRoutersRecorderThatBlocksStallsNoOtherTell(t *testing.T) {
+	b := &blocking{event: crew.EventSubmitted, blocked: make(chan struct{}), release: make(chan struct{})}
+	router := crew.SpawnRouter(context.Background(), 2, func(context.Context, int) error { return nil },
+		crew.WithKey(func(v int) int { return v }), crew.WithMetrics(b))
+	first := inBackground(func() error { return router.Tell(context.Background(), 1) })
+	<-b.blocked
+	other := inBackground(func() error { return router.Tell(context.Background(), 2) })
+	select {
+	case err := <-other:
+		require.NoError(t, err)
+	case <-time.After(10 * time.Second): // a hang guard, not an order
+		t.Fatal("a Tell of another key waits for the blocked Recorder")
+	}
+	close(b.release)
+	require.NoError(t, <-first)
+	router.Drain()
+	<-router.Done()
+}
+
+func TestARouterWhoseTrackReturnsNilTracksNoRoutee(t *testing.T) {
+	m := &ignoring{}
+	router := crew.SpawnRouter(context.Background(), 3, func(context.Context, int) error { return nil }, crew.WithMetrics(m))
+	require.NoError(t, router.Tell(context.Background(), 1))
+	router.Drain()
+	<-router.Done()
+	assert.Equal(t, 1, m.tracked, "the router, not its routees")
+}
+
+func TestABatchsJobRunInlineThatFailsIsCounted(t *testing.T) {
+	m := &metered{}
+	p := crew.NewGroup(1, crew.WithQueueSize(1), crew.WithMetrics(m))
+	b, bctx := p.NewBatch(context.Background())
+	require.NoError(t, b.Submit(bctx, func(ctx context.Context) error {
+		for range 2 { // the pool holds 2: the second runs inline, fails, and skips the first
+			_ = b.Submit(ctx, failsWith(errors.New("no")))
+		}
+		return nil
+	}))
+	require.Error(t, b.Wait())
+	require.NoError(t, p.Wait())
+	src := m.only(t)
+	assert.Equal(t, 3, src.count(crew.EventSubmitted))
+	assert.Equal(t, 2, src.count(crew.EventCompleted), "the outer job and the one run inline")
+	assert.Equal(t, 1, src.count(crew.EventSkipped))
+	assert.Equal(t, 1, src.count(crew.EventFailed), "the one run inline")
+}
+
+func TestASkippedJobWhoseDeadLetterSinkCallsGoexitIsCountedSkipped(t *testing.T) {
+	m := &metered{}
+	p, _ := crew.WithContext(context.Background(), 1, crew.WithQueueSize(4), crew.WithMetrics(m),
+		crew.WithDeadLetters(func(crew.DeadLetter) { runtime.Goexit() }))
+	started, release := make(chan struct{}), make(chan struct{})
+	require.NoError(t, p.Submit(context.Background(), gated(started, release, errors.New("first"))))
+	<-started
+	require.NoError(t, p.Submit(context.Background(), func(context.Context) error { return nil })) // skipped once the first fails
+	close(release)
+	require.Error(t, p.Wait())
+	src := m.only(t)
+	s := p.Stats()
+	assert.EqualValues(t, 1, s.Canceled)
+	assert.Equal(t, 1, src.count(crew.EventSkipped))
+	assert.Equal(t, int(s.Submitted), src.count(crew.EventSubmitted))
+}

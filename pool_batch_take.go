@@ -2,6 +2,7 @@ package crew
 
 import (
 	"context"
+	"errors"
 
 	"github.com/sourcegraph/conc/panics"
 )
@@ -111,8 +112,13 @@ func (b *Batch[T]) finishInline(returned *bool) {
 // fail reports err, the failure of a job of the batch run inline, to the
 // pool's error handler, if it has one, and records it.
 func (b *Batch[T]) fail(err error) {
-	if h := b.pool.onError; h != nil {
+	p := b.pool
+	if h := p.onError; h != nil {
 		h(err)
+	}
+	if p.rec != nil {
+		var pe *panicError
+		p.meterFailure(errors.As(err, &pe))
 	}
 	b.record(err)
 }

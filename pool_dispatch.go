@@ -256,12 +256,10 @@ func (d *dispatcher[T]) dispatched(t task[T], skip skipCause, w *worker[T]) gran
 	return grant[T]{t: t, skip: skip}
 }
 
-// tick records now, a reading of the pool's clock (WithMetrics), if it is
-// one (not 0). d.mu is held.
+// tick records now, a reading of the pool's clock (WithMetrics; 0 if
+// none), unless a later one was recorded. d.mu is held.
 func (d *dispatcher[T]) tick(now int64) {
-	if now != 0 {
-		d.now = now
-	}
+	d.now = max(d.now, now)
 }
 
 // number numbers a job queued now, or a Submit blocked: later ones have

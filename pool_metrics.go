@@ -31,6 +31,17 @@ func (p *Pool[T]) counted(err error) error {
 	return err
 }
 
+// meterFailure counts a job's failure, a panic's if panicked.
+func (p *Pool[T]) meterFailure(panicked bool) {
+	if p.rec == nil {
+		return
+	}
+	p.rec.Add(EventFailed, 1)
+	if panicked {
+		p.rec.Add(EventPanicked, 1)
+	}
+}
+
 // tenant returns the tenant of flow f's jobs (WithFairShare), or "".
 func tenant[T any](f *flow[T]) string {
 	if s := f.share; s != nil {
@@ -47,22 +58,20 @@ func (p *Pool[T]) measureInline(f *flow[T], start int64) {
 	p.rec.Add(EventCompleted, 1)
 }
 
-// measure runs (or skips) g's job as do does, and reports it: w.now is
-// the worker's reading of the clock as it took the job, which the job's
-// queue wait runs to and its run time from; it becomes the reading at the
-// job's end (or skip), which the worker's next job, if it takes one
-// without waiting, starts at.
+// measure runs (or skips) g's job as do does, and reports it: its queue
+// wait, from its acceptance to the clock's reading as it starts, and its
+// run time, from that reading to its end. The worker reads the clock as
+// each job starts and as it ends, rather than once between two jobs, so
+// that neither its turn at the dispatcher's lock (long when the processes
+// outnumber the CPUs) nor the Recorder's calls count in a run time.
 func (w *worker[T]) measure(g grant[T]) {
 	p := w.pool
 	if g.skip != noSkip {
 		w.do(g)
-		w.now = p.clock()
 		return
 	}
-	w.began = w.now
+	w.began = p.clock()
 	if g.t.at != 0 {
-		// The reading may come before the job's acceptance, by the time a
-		// worker takes to lock the dispatcher: that wait is 0.
 		p.rec.Observe(QueueWait, time.Duration(max(w.began-g.t.at, 0)), "")
 	}
 	w.do(g)
@@ -71,7 +80,8 @@ func (w *worker[T]) measure(g grant[T]) {
 
 // ended reports the run time of g's job, which started at w.began, and
 // its end, and keeps the reading of the clock for its share (w.ran) and
-// the next job (w.now). It runs also once the job called runtime.Goexit.
+// for the Submits the dispatcher lets in as it counts the job out (w.now).
+// It runs also once the job called runtime.Goexit.
 func (w *worker[T]) ended(g grant[T]) {
 	p := w.pool
 	w.now = p.clock()

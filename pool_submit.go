@@ -129,7 +129,9 @@ func (p *Pool[T]) submitOwn(ctx context.Context, t task[T]) error {
 	}
 	if p.rec != nil {
 		p.rec.Add(EventSubmitted, 1)
-		p.rec.Observe(QueueWait, 0, "")
+		if p.stamp { // a pool with a backlog mailbox observes no wait
+			p.rec.Observe(QueueWait, 0, "")
+		}
 		defer p.measureInline(t.f, p.clock())
 	}
 	if b := t.f.batch; b != nil {

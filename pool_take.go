@@ -177,6 +177,7 @@ func (d *dispatcher[T]) settle(f *flow[T]) {
 func (d *dispatcher[T]) bury(w *worker[T], g grant[T], started bool, a *after[T]) (lost []task[T]) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.tick(w.now)
 	w.dead = true
 	if !w.retired { // a retired worker was counted out by Resize
 		d.live--

@@ -102,12 +102,7 @@ func (p *Pool[T]) fail(err error, b *Batch[T]) {
 	if isPanic {
 		p.panicked.Add(1)
 	}
-	if p.rec != nil {
-		p.rec.Add(EventFailed, 1)
-		if isPanic {
-			p.rec.Add(EventPanicked, 1)
-		}
-	}
+	p.meterFailure(isPanic)
 	if b != nil {
 		b.record(err)
 		return

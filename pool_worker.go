@@ -42,7 +42,7 @@ type worker[T any] struct {
 	streak int       // jobs run since the worker was idle, or since yield last looked
 	since  time.Time // when yield began to time the worker's streak
 	ran    int64     // the run time (ns) of the job it holds, if timed; read by the dispatcher as the job ends, on this goroutine
-	now    int64     // WithMetrics: the latest reading of the pool's clock (see measure); read by the dispatcher in next
+	now    int64     // WithMetrics: the pool's clock as the worker's last job ended; read by the dispatcher in next (see dispatcher.now)
 	began  int64     // WithMetrics: when the job it holds started
 	_      [64]byte  // keeps workers off each other's cache lines
 }
@@ -74,10 +74,7 @@ func (w *worker[T]) run() {
 	var start time.Duration // when g's job started, since epoch, if it is timed
 	var g grant[T]          // the job the worker holds: dispatched to it, and run once started is set
 	started := false        // g's job started: next counts it out
-	if p.rec != nil {
-		w.now = p.clock() // a worker Resize adds may take a job at once
-	}
-	returned := false // the loop returned, rather than a runtime.Goexit ending the goroutine
+	returned := false       // the loop returned, rather than a runtime.Goexit ending the goroutine
 	defer func() {
 		if !returned { // a job called runtime.Goexit (a panic is recovered), or a dead-letter sink did
 			switch {
@@ -104,9 +101,6 @@ func (w *worker[T]) run() {
 			if g, ok = <-w.jobs; !ok { // stopped by Wait, or retired while idle
 				returned = true
 				return
-			}
-			if p.rec != nil {
-				w.now = p.clock()
 			}
 		}
 		started = true
@@ -154,11 +148,11 @@ func (w *worker[T]) do(g grant[T]) {
 		if b != nil {
 			sink = b.sink
 		}
+		if r := w.pool.rec; r != nil {
+			r.Add(EventSkipped, 1) // before the sink, which may call runtime.Goexit
+		}
 		if sink != nil {
 			sink(DeadLetter{Message: g.t.job, Target: w.name, Reason: g.reason(w.pool)})
-		}
-		if r := w.pool.rec; r != nil {
-			r.Add(EventSkipped, 1)
 		}
 		return
 	}

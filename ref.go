@@ -219,7 +219,11 @@ func (r *Ref[T]) tell(ctx context.Context, msg T) error {
 	if r.stopped.Load() {
 		return ErrStopped
 	}
-	return r.queued(r.mb.Enqueue(ctx, msg))
+	err := r.queued(r.mb.Enqueue(ctx, msg))
+	if err == nil && r.rec != nil {
+		r.rec.Add(EventSubmitted, 1)
+	}
+	return err
 }
 
 // queued ends a tell whose Enqueue returned err: it wakes the actor for
@@ -231,9 +235,6 @@ func (r *Ref[T]) queued(err error) error {
 			err = ErrStopped
 		}
 		return err
-	}
-	if r.rec != nil {
-		r.rec.Add(EventSubmitted, 1)
 	}
 	r.wake()
 	return nil
@@ -258,6 +259,9 @@ func (r *Ref[T]) run(ctx context.Context) {
 	defer func() {
 		unregister()
 		if !returned {
+			if r.rec != nil {
+				r.rec.Add(EventCompleted, 1) // its handler called runtime.Goexit: handled, and failed (report)
+			}
 			// handle called runtime.Goexit (a panic would have been
 			// recovered): the goroutine is ending, so the actor must too.
 			r.report(errGoexit)

@@ -94,10 +94,17 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 	var router atomic.Pointer[Router[T]] // for the gauges, once made
 	if o.metrics != nil {
 		o.recorder = o.metrics.Track(Source{Kind: SourceRouter, Name: o.name, Gauges: func() Gauges { return router.Load().gauges() }})
+		o.metrics = nil // the routees report to the router's recorder, or to none
 	}
+	rec := o.recorder
 	var rk *routerKeys[T]
 	if o.keyed != nil {
 		rk = newRouterKeys[T](n, &o)
+		if rec != nil { // the messages a keyed router holds behind their keys and refuses
+			rk.rec = rec
+			sink := rk.sink
+			rk.sink = func(d DeadLetter) { rec.Add(EventDropped, 1); sink(d) }
+		}
 	}
 	// Make every mailbox before any routee starts, so that a factory that
 	// fails (panics, or returns nil) leaves no routee running.
@@ -130,12 +137,8 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 		rk.bind(r)
 		r.keyed = rk
 	}
-	if rec := o.recorder; rec != nil {
+	if rec != nil {
 		router.Store(r)
-		if rk != nil { // the messages a keyed router held behind their keys and refused
-			sink := rk.sink
-			rk.sink = func(d DeadLetter) { rec.Add(EventDropped, 1); sink(d) }
-		}
 		var left atomic.Int32
 		left.Store(int32(n))
 		for _, ref := range refs {

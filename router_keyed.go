@@ -27,7 +27,8 @@ type routerKeys[T any] struct {
 	boxes  []*routeeBox[T] // the routees' mailboxes
 	picker *Picker         // the router's
 	sink   func(DeadLetter)
-	name   string // the router's, for its dead letters
+	name   string   // the router's, for its dead letters
+	rec    Recorder // WithMetrics: the router's, or nil
 }
 
 func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
@@ -68,8 +69,11 @@ func (rk *routerKeys[T]) bind(r *Router[T]) {
 // records it as a dead letter.
 func (rk *routerKeys[T]) tell(msg T) error {
 	by, err := rk.route(msg)
-	if by != nil {
+	switch {
+	case by != nil:
 		by.deadLetter(msg, err)
+	case err == nil && rk.rec != nil: // told: sent on, or held behind its key
+		rk.rec.Add(EventSubmitted, 1)
 	}
 	return err
 }
