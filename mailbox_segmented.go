@@ -33,8 +33,10 @@ type segment[T any] struct {
 // never waits for a consumer, or the reverse, except when the mailbox is
 // empty. Enqueue and Dequeue are O(1): one uncontended mutex and a few
 // atomic operations each, plus a pool Get or Put once per 256 messages or
-// when the mailbox drains. Use it for high-throughput fan-in, deep or bursty queues,
-// and large messages, which Unbounded copies when it grows.
+// when the mailbox drains. Use it for deep or bursty queues and large
+// messages, which Unbounded copies when it grows. Its producers share one
+// lock, so under fan-in (many producers) Unbounded is faster today (see
+// the package's "Choosing a mailbox").
 //
 // Enqueue never blocks and never fails before Close. A Segmented is safe for
 // concurrent use. The zero value is not usable: create one with NewSegmented.
