@@ -9,12 +9,13 @@ import (
 // segmentSlots is the number of messages one Segmented segment holds.
 const segmentSlots = 256
 
-// A segment is one fixed block of a Segmented mailbox's linked list. Its
-// producers write buf below segmentSlots and publish each slot by raising
-// w; consumers read only below w, so a slot is never read while written.
+// A segment is one fixed block of a Segmented mailbox's linked list.
+// Producers fill buf in order, and link the next segment before they write
+// into it; a slot is published by the mailbox's count of messages in
+// (enq), which consumers read before they read the slot, so a slot is
+// never read while written.
 type segment[T any] struct {
 	buf  [segmentSlots]T
-	w    atomic.Int32               // slots written and published
 	next atomic.Pointer[segment[T]] // set once this segment is full
 }
 
@@ -29,14 +30,15 @@ type segment[T any] struct {
 //
 // Producers and consumers take different locks: Enqueue writes at the tail
 // under one mutex, Dequeue reads at the head under another, and the two meet
-// only through an atomic count of published slots. A producer therefore
+// only through an atomic count of the messages in, which a consumer reads
+// only once it has taken as many as it last saw. A producer therefore
 // never waits for a consumer, or the reverse, except when the mailbox is
-// empty. Enqueue and Dequeue are O(1): one uncontended mutex and a few
-// atomic operations each, plus a pool Get or Put once per 256 messages or
-// when the mailbox drains. Use it for deep or bursty queues and large
-// messages, which Unbounded copies when it grows. Its producers share one
-// lock, so under fan-in (many producers) Unbounded is faster today (see
-// the package's "Choosing a mailbox").
+// empty. Enqueue and Dequeue are O(1): one mutex and one atomic operation
+// each, plus a pool Get or Put once per 256 messages or when the mailbox
+// drains. Use it for deep or bursty queues and large messages, which
+// Unbounded copies when it grows, and for fan-in (see the package's
+// "Choosing a mailbox" for how it compares with Unbounded there: its
+// producers share one lock).
 //
 // Enqueue never blocks and never fails before Close. A Segmented is safe for
 // concurrent use. The zero value is not usable: create one with NewSegmented.
@@ -44,18 +46,20 @@ type Segmented[T any] struct {
 	segs *freeList[segment[T]] // shared by all Segmented[T]; set by NewSegmented
 
 	// The consumers' side.
-	headMu sync.Mutex  // guards head and r
-	head   *segment[T] // oldest segment; nil when the mailbox holds none
-	r      int         // next slot to read in head
-	deq    atomic.Uint64
+	headMu  sync.Mutex  // guards head, r and enqSeen
+	head    *segment[T] // oldest segment; nil when the mailbox holds none
+	r       int         // next slot to read in head
+	enqSeen uint64      // a past value of enq: consumers read enq, the producers' cache line, only once they have taken that many
+	deq     atomic.Uint64
 
 	_ [64]byte // keeps the producers' fields off the consumers' cache line
 
 	// The producers' side. Lock order: tailMu before headMu.
-	tailMu sync.Mutex  // guards tail and closed
+	tailMu sync.Mutex  // guards tail, w and closed
 	tail   *segment[T] // newest segment; nil when the mailbox holds none
+	w      int         // slots written in tail
 	closed bool
-	enq    atomic.Uint64
+	enq    atomic.Uint64 // messages in: each is published by raising it
 }
 
 // NewSegmented returns an empty Segmented mailbox. It takes its first segment
@@ -79,18 +83,17 @@ func (s *Segmented[T]) Enqueue(_ context.Context, msg T) error {
 		s.headMu.Lock()
 		s.head, s.r = t, 0
 		s.headMu.Unlock()
-		s.tail = t
-	case t.w.Load() == segmentSlots:
+		s.tail, s.w = t, 0
+	case s.w == segmentSlots:
 		next := s.segs.get()
 		t.next.Store(next) // from here on only consumers touch t
-		s.tail, t = next, next
+		s.tail, s.w, t = next, 0, next
 	}
-	w := t.w.Load()
-	t.buf[w] = msg
-	// Publish, then count: the count is the instant the message is in the
+	t.buf[s.w] = msg
+	s.w++
+	// Counting publishes: the count is the instant the message is in the
 	// mailbox. Dequeue takes only messages counted in, so it never finds
 	// nothing while Len counts one, and Len never goes negative.
-	t.w.Store(w + 1)
 	s.enq.Add(1)
 	s.tailMu.Unlock()
 	return nil
@@ -105,11 +108,14 @@ func (s *Segmented[T]) Dequeue() (msg T, ok bool) {
 	if h == nil {
 		return msg, false
 	}
-	if s.deq.Load() == s.enq.Load() { // none counted in: one being published is not in yet
-		if s.r == int(h.w.Load()) && h.next.Load() == nil {
-			s.releaseIfDrained(h) // in case the Dequeue that drained it could not
+	d := s.deq.Load()
+	if d == s.enqSeen {
+		if s.enqSeen = s.enq.Load(); d == s.enqSeen { // none counted in: one being published is not in yet
+			if h.next.Load() == nil {
+				s.releaseIfDrained(h) // in case the Dequeue that drained it could not
+			}
+			return msg, false
 		}
-		return msg, false
 	}
 	// A message counted in is published, and so is the segment it is in.
 	if s.r == segmentSlots { // used up: move on to the next
@@ -118,13 +124,12 @@ func (s *Segmented[T]) Dequeue() (msg T, ok bool) {
 		s.recycle(h)
 		h = next
 	}
-	w := int(h.w.Load())
 	var zero T
 	msg, h.buf[s.r] = h.buf[s.r], zero
 	s.r++
-	s.deq.Add(1)
-	if s.r == w && h.next.Load() == nil {
-		s.releaseIfDrained(h)
+	s.deq.Store(d + 1)
+	if d+1 == s.enqSeen && h.next.Load() == nil && d+1 == s.enq.Load() {
+		s.releaseIfDrained(h) // it looks drained
 	}
 	return msg, true
 }
@@ -138,7 +143,7 @@ func (s *Segmented[T]) releaseIfDrained(h *segment[T]) {
 	if !s.tailMu.TryLock() {
 		return
 	}
-	if s.tail == h && s.r == int(h.w.Load()) {
+	if s.tail == h && s.r == s.w {
 		s.head, s.tail, s.r = nil, nil, 0
 		s.recycle(h)
 	}
@@ -148,7 +153,6 @@ func (s *Segmented[T]) releaseIfDrained(h *segment[T]) {
 // recycle returns a segment whose slots are all cleared to the pool. No
 // producer or consumer refers to it any more.
 func (s *Segmented[T]) recycle(seg *segment[T]) {
-	seg.w.Store(0)
 	seg.next.Store(nil)
 	s.segs.put(seg)
 }
@@ -193,7 +197,10 @@ func (s *Segmented[T]) Close() []T {
 		rest = make([]T, 0, n)
 	}
 	for seg := s.head; seg != nil; {
-		w := int(seg.w.Load())
+		w := segmentSlots
+		if seg == s.tail {
+			w = s.w
+		}
 		rest = append(rest, seg.buf[s.r:w]...)
 		clear(seg.buf[s.r:w])
 		next := seg.next.Load()

@@ -2,6 +2,9 @@ package crew_test
 
 import (
 	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -106,4 +109,77 @@ func TestSegmentedReleasesItsSegmentEvenWhenCapRacesTheDrain(t *testing.T) {
 		require.False(t, ok)
 		require.Zero(t, s.Cap(), "round %d: a drained mailbox holds no segment", round)
 	}
+}
+
+// Many producers, one consumer that checks Len against what it knows
+// between its Dequeues, and a Close at a random point: every accepted
+// message comes out once, in its producer's order, and Len stays between
+// the messages accepted and those begun. Three mailboxes at once share
+// the process-wide pool of segments.
+func TestSegmentedFanInCloseAndLenStress(t *testing.T) {
+	const mailboxes, producers, rounds = 3, 6, 20
+	var wg sync.WaitGroup
+	for m := range mailboxes {
+		wg.Go(func() {
+			for round := range rounds {
+				fanInRound(t, uint64(m*rounds+round), producers)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func fanInRound(t *testing.T, seed uint64, producers int) {
+	ctx := context.Background()
+	s := crew.NewSegmented[int64]()
+	closeAt := 500 + int(seed*7919%3000)
+	var begun, accepted atomic.Int64
+	acceptedBy := make([][]int64, producers)
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Go(func() {
+			for i := int64(0); ; i++ {
+				v := int64(p)<<32 | i
+				begun.Add(1)
+				err := s.Enqueue(ctx, v)
+				if errors.Is(err, crew.ErrMailboxClosed) {
+					return
+				}
+				if !assert.NoError(t, err) {
+					return
+				}
+				acceptedBy[p] = append(acceptedBy[p], v)
+				accepted.Add(1)
+			}
+		})
+	}
+	var got []int64
+	for len(got) < closeAt {
+		low := accepted.Load() - int64(len(got))
+		n := int64(s.Len())
+		high := begun.Load() - int64(len(got))
+		if n < low || n > high {
+			t.Errorf("Len %d outside [%d, %d]", n, low, high)
+			break
+		}
+		if v, ok := s.Dequeue(); ok {
+			got = append(got, v)
+		}
+	}
+	rest := s.Close()
+	wg.Wait()
+	assert.Equal(t, 0, s.Len())
+	out := append(got, rest...)
+	var in int
+	for p, mine := range acceptedBy {
+		in += len(mine)
+		var order []int64
+		for _, v := range out {
+			if v>>32 == int64(p) {
+				order = append(order, v)
+			}
+		}
+		assert.Equal(t, mine, order, "producer %d: accepted messages come out once, in order", p)
+	}
+	assert.Len(t, out, in)
 }
