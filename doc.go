@@ -79,23 +79,24 @@
 // # Choosing a mailbox
 //
 //	type             bound  order                   cost        use it for
-//	Unbounded        no     FIFO                    0.56x       the default: any traffic, shallow or deep, one producer or many
-//	Segmented        no     FIFO                    1.23x       deep or bursty queues, large messages: never copies to grow
-//	Bounded          yes    FIFO                    0.74x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
-//	Chan             yes    FIFO                    1.65x       a plain buffered channel behind the interface; a baseline
-//	Fair             no     round robin per key,    1.59x       many senders (tenants, sessions) sharing one consumer
+//	Unbounded        no     FIFO                    0.49x       the default: any traffic, shallow or deep, one producer or many
+//	Segmented        no     FIFO                    0.57x       deep or bursty queues, large messages: never copies to grow
+//	Bounded          yes    FIFO                    0.84x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
+//	Chan             yes    FIFO                    1.78x       a plain buffered channel behind the interface; a baseline
+//	Fair             no     round robin per key,    1.70x       many senders (tenants, sessions) sharing one consumer
 //	                        FIFO within a key
-//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (4.5x)
-//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (4.6x)
+//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (4.9x)
+//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (5.0x)
 //
 // The cost is the time of one message from a producer goroutine to a
 // consumer goroutine that is woken through a channel when it finds the
 // mailbox empty, as an actor is, over the time of one message through a
 // buffered channel of 1024 (see Costs), with one producer. Under fan-in,
-// four and eight producers, Unbounded takes 0.87x and 0.73x, Bounded
-// 1.63x and 1.28x, and Segmented 1.71x and 1.97x: Unbounded is the
-// mailbox for fan-in today, whatever Segmented's design promises (its
-// producers share one lock). Unbounded, Segmented and Bounded
+// four and eight producers, Unbounded takes 0.89x and 0.82x, Segmented
+// 1.18x and 0.98x, and Bounded 1.38x and 1.26x; beside one CPU-bound
+// process per CPU, Segmented 0.94x and 0.82x and Unbounded 1.14x and
+// 0.90x. For fan-in either will do: their producers share one lock, and
+// neither yet beats a channel by much. Unbounded, Segmented and Bounded
 // take separate producer and consumer locks, so a producer and a consumer
 // do not contend; Chan, Fair and Priority have one lock. Enqueue and
 // Dequeue are O(1) (Unbounded's amortized) but for Priority's O(log n),
@@ -319,28 +320,28 @@
 // performance targets. They are one machine's, a 2-core Intel Xeon, and
 // ratios, since its speed drifts; they vary with the machine and its load,
 // and the program (go -C bench run .) measures yours. A no-op job through
-// a pool of 8 workers costs 1.21x what it costs through a hand-written
+// a pool of 8 workers costs 1.08x what it costs through a hand-written
 // pool of goroutines reading one channel of 8 with one submitter, and
-// 2.04x with eight (that pool has no error handling, panic recovery or
+// 1.96x with eight (that pool has no error handling, panic recovery or
 // order guarantee); given the room of a channel of 1024 (WithQueueSize),
-// 1.54x a pool reading that channel. It is 3.3x faster than errgroup with
-// SetLimit with one submitter and 1.6x with eight, and allocates nothing
+// 2.10x a pool reading that channel. It is 3.5x faster than errgroup with
+// SetLimit with one submitter and 1.5x with eight, and allocates nothing
 // (errgroup 2 allocations per job). With GOMAXPROCS 8 and 16 on those 2
-// CPUs, as in a container with a CPU quota, it costs 1.7-2.0x the channel
-// pool with one submitter and 3.9-4.7x with eight. Through a batch a job
-// costs 1.09x (one submitter) and 1.19x (eight) what it costs through the
+// CPUs, as in a container with a CPU quota, it costs 2.0-2.1x the channel
+// pool with one submitter and 4.7-4.8x with eight. Through a batch a job
+// costs 1.13x (one submitter) and 1.24x (eight) what it costs through the
 // pool, allocating nothing; an empty batch, NewBatch and Wait, costs
-// 602 ns and 3 allocations. With uneven jobs a burst finishes in 1.002x a
-// shared queue's time and a stream at 80% and 90% load sees 0.98x and
-// 1.03x its p99 time in system. A message told to an actor, from Tell to
-// the handler's return, costs 0.58x (one producer), 1.22x (four) and
-// 0.96x (eight) what it costs through a goroutine ranging over a buffered
-// channel of 1024, with no allocation (protoactor-go's actor: 2.4x and
-// 3.5x, one allocation); with a Bounded(1024, Backpressure) mailbox 0.95x
-// and 1.95x. Mailbox costs are in the table above; an idle actor adds
-// 414 bytes to its goroutine. A pool made WithFairShare costs 1.17x per
-// no-op job what a first-come-first-served one costs (309
-// against 265 ns), allocating nothing. WithMetrics, measured apart
+// 685 ns and 3 allocations. With uneven jobs a burst finishes in 1.001x a
+// shared queue's time and a stream at 80% and 90% load sees 1.03x and
+// 0.98x its p99 time in system. A message told to an actor, from Tell to
+// the handler's return, costs 0.93x (one producer), 1.17x (four) and
+// 1.29x (eight) what it costs through a goroutine ranging over a buffered
+// channel of 1024, with no allocation (protoactor-go's actor: 2.2x and
+// 3.5x, one allocation); with a Bounded(1024, Backpressure) mailbox 0.93x
+// and 0.94x. Mailbox costs are in the table above; an idle actor adds
+// 414 bytes to its goroutine. A pool made WithFairShare costs 1.35x per
+// no-op job what a first-come-first-served one costs (303
+// against 224 ns), allocating nothing. WithMetrics, measured apart
 // (bench/results/metrics.txt), costs a pool nothing when absent; with a
 // Recorder that does nothing, a no-op job costs 1.9x (one submitter) and
 // 1.4-1.5x (eight), for three clock reads of 42-50 ns each on that

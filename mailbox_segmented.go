@@ -36,9 +36,8 @@ type segment[T any] struct {
 // empty. Enqueue and Dequeue are O(1): one mutex and one atomic operation
 // each, plus a pool Get or Put once per 256 messages or when the mailbox
 // drains. Use it for deep or bursty queues and large messages, which
-// Unbounded copies when it grows, and for fan-in (see the package's
-// "Choosing a mailbox" for how it compares with Unbounded there: its
-// producers share one lock).
+// Unbounded copies when it grows, and for fan-in as much as Unbounded
+// (see the package's "Choosing a mailbox": its producers share one lock).
 //
 // Enqueue never blocks and never fails before Close. A Segmented is safe for
 // concurrent use. The zero value is not usable: create one with NewSegmented.
