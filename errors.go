@@ -1,6 +1,7 @@
 package crew
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -27,6 +28,12 @@ func panicked(what string, r panics.Recovered) error {
 
 func (e *panicError) Error() string { return fmt.Sprintf("crew: %s panicked: %v", e.what, e.rec.Value) }
 func (e *panicError) Unwrap() error { return e.rec }
+
+// isPanic reports whether err is, or wraps, a recovered panic.
+func isPanic(err error) bool {
+	var pe *panicError
+	return errors.As(err, &pe)
+}
 
 // An actorError is an error of an actor's handler, with the actor's name:
 // "crew: actor "name": <error>", without a second "crew:".

@@ -2,7 +2,6 @@ package crew
 
 import (
 	"context"
-	"errors"
 
 	"github.com/sourcegraph/conc/panics"
 )
@@ -117,8 +116,7 @@ func (b *Batch[T]) fail(err error) {
 		h(err)
 	}
 	if p.rec != nil {
-		var pe *panicError
-		p.meterFailure(errors.As(err, &pe))
+		p.meterFailure(isPanic(err))
 	}
 	b.record(err)
 }

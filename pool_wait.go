@@ -1,9 +1,6 @@
 package crew
 
-import (
-	"context"
-	"errors"
-)
+import "context"
 
 // Ending: Wait, the pool's errors and its first error's cancellation,
 // and the dead letters of jobs that will never run.
@@ -97,12 +94,11 @@ func (p *Pool[T]) fail(err error, b *Batch[T]) {
 		p.onError(err)
 	}
 	p.failed.Add(1)
-	var pe *panicError
-	isPanic := errors.As(err, &pe)
-	if isPanic {
+	panicked := isPanic(err)
+	if panicked {
 		p.panicked.Add(1)
 	}
-	p.meterFailure(isPanic)
+	p.meterFailure(panicked)
 	if b != nil {
 		b.record(err)
 		return
