@@ -24,8 +24,7 @@ func (e *errorSet) add(err error, ctx context.Context) (first bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.failed++
-	var pe *panicError
-	if errors.As(err, &pe) {
+	if isPanic(err) {
 		e.panicked++
 	}
 	first = e.err == nil
