@@ -90,8 +90,7 @@ type Pool[T any] struct {
 
 	// Written as jobs fail or run inline, read by Stats.
 	failed, panicked, inline atomic.Int64
-	stopped                  atomic.Bool  // Wait stopped every worker
-	submits                  atomic.Int64 // WithMetrics: Submits under way, and whether Close is due (see closeMetrics)
+	submits                  atomic.Int64 // WithMetrics: Submits under way; and closing once Wait stopped every worker (see closeMetrics)
 
 	errs       errorSet       // the jobs' errors
 	waiters    sync.Pool      // of *waiter[task[T]], for blocked Submits

@@ -17,7 +17,7 @@ func (p *Pool[T]) gauges() Gauges {
 	d.mu.Lock()
 	g := Gauges{Queued: d.held - d.running, Running: d.running, Workers: d.live, Blocked: d.nblocked}
 	d.mu.Unlock()
-	if p.stopped.Load() {
+	if p.submits.Load()&closing != 0 { // Wait stopped every worker
 		g.Workers = 0
 	}
 	return g
@@ -101,7 +101,8 @@ const (
 	closed  = 1 << 41
 )
 
-// closeMetrics is called once Wait is done with the jobs.
+// closeMetrics is called once Wait is done with the jobs and has stopped
+// the workers, with or without a Recorder.
 func (p *Pool[T]) closeMetrics() {
 	if p.submits.Add(closing) == closing {
 		p.closeRecorder()
@@ -117,7 +118,7 @@ func (p *Pool[T]) submitted() {
 
 // closeRecorder closes the Recorder, once.
 func (p *Pool[T]) closeRecorder() {
-	if p.submits.CompareAndSwap(closing, closing|closed) {
+	if p.submits.CompareAndSwap(closing, closing|closed) && p.rec != nil {
 		p.rec.Close()
 	}
 }

@@ -35,10 +35,7 @@ func (p *Pool[T]) Wait() error {
 		}
 		p.goroutines.Wait()
 		p.result = p.outcome()
-		p.stopped.Store(true)
-		if p.rec != nil {
-			p.closeMetrics()
-		}
+		p.closeMetrics()
 		p.cancel(nil)
 	})
 	return p.result
