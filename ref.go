@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
-
-	"github.com/sourcegraph/conc/panics"
 )
 
 // ErrStopped is returned by Tell when the actor has stopped, and is the
@@ -248,119 +246,6 @@ func (r *Ref[T]) deadLetter(msg T, reason error) {
 		r.rec.Add(EventDropped, 1)
 	}
 	r.sink(DeadLetter{Message: msg, Target: r.name, Reason: reason})
-}
-
-// run is the actor's goroutine.
-func (r *Ref[T]) run(ctx context.Context) {
-	// When ctx ends, stop at once, not after the message in hand: Tell
-	// refuses from then on and routers skip the actor.
-	unregister := context.AfterFunc(ctx, func() { r.shutdown(context.Cause(ctx)) })
-	returned := false
-	defer func() {
-		unregister()
-		if !returned {
-			if r.rec != nil {
-				r.rec.Add(EventCompleted, 1) // its handler called runtime.Goexit: handled, and failed (report)
-			}
-			// handle called runtime.Goexit (a panic would have been
-			// recovered): the goroutine is ending, so the actor must too.
-			r.report(errGoexit)
-			r.shutdown(errGoexit)
-		}
-		r.busy.Store(false)
-		r.end()
-	}()
-	r.loop(ctx)
-	returned = true
-	r.shutdown(ErrStopped) // a no-op unless the loop ended for another reason
-}
-
-var errGoexit = errors.New("crew: handler called runtime.Goexit")
-
-// loop handles messages until the actor stops.
-func (r *Ref[T]) loop(ctx context.Context) {
-	done := ctx.Done() // nil for a context that never ends
-	for {
-		// busy is set before Dequeue and stays set while messages keep
-		// coming, so a message is never out of the mailbox while busy still
-		// reads false. Once the actor stops, its mailbox is closed: Dequeue
-		// finds nothing.
-		for !r.shut.Load() {
-			// AfterFunc stops the actor when ctx ends, but on a goroutine
-			// of its own; look too, so that no message starts after ctx
-			// ended. A one-case non-blocking receive is cheap; a select
-			// that also waited for Stop would cost more than a message.
-			if done != nil {
-				select {
-				case <-done:
-					r.shutdown(context.Cause(ctx))
-					return
-				default:
-				}
-			}
-			if !r.busy.Load() {
-				r.busy.Store(true)
-			}
-			msg, ok := r.mb.Dequeue()
-			if !ok {
-				r.busy.Store(false)
-				if r.draining.Load() {
-					// Drained: what a Tell that raced Drain queues from
-					// here on, shutdown's Close hands to the dead letters.
-					r.shutdown(ErrStopped)
-					return
-				}
-				break
-			}
-			r.invoke(ctx, msg)
-		}
-		if r.shut.Load() {
-			return
-		}
-		<-r.signal // a message, or the actor stopped or drains
-	}
-}
-
-// invoke calls the handler and reports what went wrong.
-func (r *Ref[T]) invoke(ctx context.Context, msg T) {
-	if err := r.call(ctx, msg); err != nil {
-		r.report(err)
-	}
-	if r.rec != nil {
-		r.rec.Add(EventCompleted, 1)
-	}
-}
-
-// report hands a handler's failure to the error handler.
-func (r *Ref[T]) report(err error) {
-	if r.rec != nil {
-		r.rec.Add(EventFailed, 1)
-		if _, ok := err.(*panicError); ok {
-			r.rec.Add(EventPanicked, 1)
-		}
-	}
-	err = &actorError{name: r.name, err: err}
-	if r.onError != nil {
-		r.onError(err)
-	} else {
-		logError(err)
-	}
-}
-
-// call calls the handler, turning a panic into an error that carries the
-// panic value and its stack (conc's panics.Recovered). panics.Try would
-// build a closure around msg that escapes to the heap: one allocation per
-// message; a deferred recover here costs none.
-func (r *Ref[T]) call(ctx context.Context, msg T) (err error) {
-	if r.crash {
-		return r.handle(ctx, msg) // WithoutPanicRecovery: a panic crashes the process
-	}
-	defer func() {
-		if v := recover(); v != nil {
-			err = panicked("handler", panics.NewRecovered(1, v))
-		}
-	}()
-	return r.handle(ctx, msg)
 }
 
 // Len reports the number of messages queued in the actor's mailbox, not
