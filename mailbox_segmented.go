@@ -2,63 +2,85 @@ package crew
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
 
 // segmentSlots is the number of messages one Segmented segment holds.
-const segmentSlots = 256
+const (
+	segmentShift = 8
+	segmentSlots = 1 << segmentShift
+)
 
-// A segment is one fixed block of a Segmented mailbox's linked list.
-// Producers fill buf in order, and link the next segment before they write
-// into it; a slot is published by the mailbox's count of messages in
-// (enq), which consumers read before they read the slot, so a slot is
-// never read while written.
+// segClosed marks a Segmented's ticket count once it is closed: an Enqueue
+// whose ticket carries it was refused.
+const segClosed = 1 << 63
+
+// A segment is one fixed block of a Segmented mailbox's linked list: it
+// holds tickets id*segmentSlots to id*segmentSlots+segmentSlots-1, ticket k
+// in slot k%segmentSlots. A producer writes its slot, then sets the slot's
+// ready flag; the consumer reads a slot only once it is ready, and clears
+// the slot. The flags stay set until the segment is recycled, so that the
+// consumer writes nothing to a cache line that producers write.
 type segment[T any] struct {
-	buf  [segmentSlots]T
-	next atomic.Pointer[segment[T]] // set once this segment is full
+	buf   [segmentSlots]T
+	ready [segmentSlots]uint32 // 1 once written; read and set atomically, cleared as a whole when no producer can reach the segment
+	_     [64]byte             // keeps the fields below, which producers read, off the last slots' cache line
+
+	// Which mailbox's segment this is, and which one: producers read these
+	// without a lock to check the segment they found, as a seqlock: ver is
+	// odd while owner and id change (as the segment is recycled) and while
+	// the consumer decides whether to release it.
+	ver   atomic.Uint64
+	owner atomic.Pointer[Segmented[T]]
+	id    atomic.Uint64
+	next  atomic.Pointer[segment[T]] // set once, by the producer that links the next segment
 }
 
 // A Segmented is an unbounded FIFO mailbox on a linked list of fixed
-// 256-message segments. Unlike Unbounded it never copies queued messages to
-// grow: a burst links new segments, and each drained segment goes back to a
-// process-wide pool shared by every Segmented mailbox of the same element
+// 256-message segments, built for fan-in: its producers take no lock and do
+// not wait for one another. Unlike Unbounded it never copies queued messages
+// to grow: a burst links new segments, and each drained segment goes back to
+// a process-wide pool shared by every Segmented mailbox of the same element
 // type, from which the next burst takes it. Steady traffic, bursty or not,
 // therefore allocates nothing per message, and a drained mailbox holds no
 // segment at all: the pooled ones are reused by other mailboxes or reclaimed
 // by the garbage collector.
 //
-// Producers and consumers take different locks: Enqueue writes at the tail
-// under one mutex, Dequeue reads at the head under another, and the two meet
-// only through an atomic count of the messages in, which a consumer reads
-// only once it has taken as many as it last saw. A producer therefore
-// never waits for a consumer, or the reverse, except when the mailbox is
-// empty. Enqueue and Dequeue are O(1): one mutex and one atomic operation
-// each, plus a pool Get or Put once per 256 messages or when the mailbox
-// drains. Use it for deep or bursty queues and large messages, which
-// Unbounded copies when it grows, and for fan-in as much as Unbounded
-// (see the package's "Choosing a mailbox": its producers share one lock).
+// An Enqueue takes a ticket with one atomic increment, which places its
+// message in the queue at once, then writes the message into the ticket's
+// slot. The ticket is the linearization point: Len counts the message from
+// then on, and order between messages is the order of their tickets. A
+// Dequeue (consumers share a mutex) takes the next ticket's message; if its
+// Enqueue has taken the ticket but not yet written the slot, a matter of a
+// few instructions unless the goroutine was descheduled between them, the
+// Dequeue yields its processor until the write, rather than return nothing
+// while Len counts a message. Linking a segment, once per 256 messages, and
+// recycling one take a mutex of their own.
 //
-// Enqueue never blocks and never fails before Close. A Segmented is safe for
-// concurrent use. The zero value is not usable: create one with NewSegmented.
+// Enqueue never blocks and never fails before Close. Enqueue and Dequeue
+// are O(1). A Segmented is safe for concurrent use. The zero value is not
+// usable: create one with NewSegmented.
 type Segmented[T any] struct {
 	segs *freeList[segment[T]] // shared by all Segmented[T]; set by NewSegmented
 
 	// The consumers' side.
-	headMu  sync.Mutex  // guards head, r and enqSeen
-	head    *segment[T] // oldest segment; nil when the mailbox holds none
-	r       int         // next slot to read in head
-	enqSeen uint64      // a past value of enq: consumers read enq, the producers' cache line, only once they have taken that many
-	deq     atomic.Uint64
+	headMu  sync.Mutex                 // guards enqSeen and the consumers' moves; taken before linkMu
+	head    atomic.Pointer[segment[T]] // the segment of ticket deq, or the one before it; nil when the mailbox holds none
+	enqSeen uint64                     // a past value of enq: consumers read enq, the producers' cache line, only once they have taken that many
+	cur     *segment[T]                // head, as the consumers last found it: it holds the tickets below curEnd
+	curEnd  uint64
+	deq     atomic.Uint64 // tickets taken by consumers
 
 	_ [64]byte // keeps the producers' fields off the consumers' cache line
 
-	// The producers' side. Lock order: tailMu before headMu.
-	tailMu sync.Mutex  // guards tail, w and closed
-	tail   *segment[T] // newest segment; nil when the mailbox holds none
-	w      int         // slots written in tail
-	closed bool
-	enq    atomic.Uint64 // messages in: each is published by raising it
+	// The producers' side.
+	enq atomic.Uint64 // tickets given out, with segClosed once closed
+	_   [56]byte      // keeps the tail, which producers only read, off enq's cache line
+
+	tail   atomic.Pointer[segment[T]] // the newest segment, nil when the mailbox holds none
+	linkMu sync.Mutex                 // guards linking, releasing and recycling: no segment of the mailbox is recycled while it is held
 }
 
 // NewSegmented returns an empty Segmented mailbox. It takes its first segment
@@ -70,143 +92,268 @@ func NewSegmented[T any]() *Segmented[T] {
 // Enqueue appends msg. It returns ErrMailboxClosed after Close and nil
 // otherwise; it never blocks, so ctx is ignored.
 func (s *Segmented[T]) Enqueue(_ context.Context, msg T) error {
-	s.tailMu.Lock()
-	if s.closed {
-		s.tailMu.Unlock()
+	// The tail, read before the ticket is taken, holds no later ticket
+	// than it: a segment becomes the tail once a ticket in it is out.
+	seg := s.tail.Load()
+	k := s.enq.Add(1) - 1 // the ticket: msg is in the mailbox from here on
+	if k&segClosed != 0 {
 		return ErrMailboxClosed
 	}
-	t := s.tail
-	switch {
-	case t == nil: // the mailbox holds no segment: start one for both sides
-		t = s.segs.get()
-		s.headMu.Lock()
-		s.head, s.r = t, 0
-		s.headMu.Unlock()
-		s.tail, s.w = t, 0
-	case s.w == segmentSlots:
-		next := s.segs.get()
-		t.next.Store(next) // from here on only consumers touch t
-		s.tail, s.w, t = next, 0, next
+	if seg == nil || !seg.is(s, k>>segmentShift) {
+		seg = s.segmentOf(k>>segmentShift, seg)
 	}
-	t.buf[s.w] = msg
-	s.w++
-	// Counting publishes: the count is the instant the message is in the
-	// mailbox. Dequeue takes only messages counted in, so it never finds
-	// nothing while Len counts one, and Len never goes negative.
-	s.enq.Add(1)
-	s.tailMu.Unlock()
+	// The segment cannot be recycled before this slot is read: consumers
+	// wait for it, and release only a segment whose tickets are all taken.
+	i := k % segmentSlots
+	seg.buf[i] = msg
+	atomic.StoreUint32(&seg.ready[i], 1)
 	return nil
 }
 
-// Dequeue removes and returns the oldest message, or ok == false when the
-// mailbox is empty or closed.
-func (s *Segmented[T]) Dequeue() (msg T, ok bool) {
-	s.headMu.Lock()
-	defer s.headMu.Unlock()
-	h := s.head
-	if h == nil {
-		return msg, false
-	}
-	d := s.deq.Load()
-	if d == s.enqSeen {
-		if s.enqSeen = s.enq.Load(); d == s.enqSeen { // none counted in: one being published is not in yet
-			if h.next.Load() == nil {
-				s.releaseIfDrained(h) // in case the Dequeue that drained it could not
-			}
-			return msg, false
-		}
-	}
-	// A message counted in is published, and so is the segment it is in.
-	if s.r == segmentSlots { // used up: move on to the next
-		next := h.next.Load()
-		s.head, s.r = next, 0
-		s.recycle(h)
-		h = next
-	}
-	var zero T
-	msg, h.buf[s.r] = h.buf[s.r], zero
-	s.r++
-	s.deq.Store(d + 1)
-	if d+1 == s.enqSeen && h.next.Load() == nil && d+1 == s.enq.Load() {
-		s.releaseIfDrained(h) // it looks drained
-	}
-	return msg, true
+// is reports whether seg is the mailbox's segment id, read consistently
+// while seg may be recycled meanwhile.
+func (seg *segment[T]) is(s *Segmented[T], id uint64) bool {
+	v := seg.ver.Load()
+	ok := v%2 == 0 && seg.owner.Load() == s && seg.id.Load() == id
+	return ok && seg.ver.Load() == v
 }
 
-// releaseIfDrained hands the last segment back to the pool once everything
-// published in it has been read, so an idle mailbox holds no memory. It needs
-// the producers' lock too; it only tries it, since headMu is held and
-// producers take the locks in the other order. If a producer holds it, the
-// mailbox is not staying empty and a later Dequeue will try again.
-func (s *Segmented[T]) releaseIfDrained(h *segment[T]) {
-	if !s.tailMu.TryLock() {
-		return
+// segmentOf returns segment id, for a producer holding a ticket in it that
+// did not find it at the tail it read before its ticket, from: the segment
+// is not linked yet (this producer links it, and any before it that are
+// missing), the tail has moved on (the segment is found from the tail the
+// producer read, or from the head), or the mailbox holds no segment.
+func (s *Segmented[T]) segmentOf(id uint64, from *segment[T]) *segment[T] {
+	s.linkMu.Lock()
+	defer s.linkMu.Unlock()
+	t := s.tail.Load()
+	if t == nil { // the mailbox released its last segment: start again where the consumers are
+		t = s.fresh(s.deq.Load() >> segmentShift)
+		s.head.Store(t)
+		s.tail.Store(t)
 	}
-	if s.tail == h && s.r == s.w {
-		s.head, s.tail, s.r = nil, nil, 0
-		s.recycle(h)
+	for last := t.id.Load(); last < id; last++ {
+		next := s.fresh(last + 1)
+		t.next.Store(next)
+		s.tail.Store(next)
+		t = next
 	}
-	s.tailMu.Unlock()
+	if t.id.Load() == id {
+		return t
+	}
+	// No ticket precedes the consumers, so segment id is between the head
+	// and the tail, and while linkMu is held none of them is recycled.
+	// from, if it is still the mailbox's, is too, and nearer.
+	seg := s.head.Load()
+	if from != nil && from.owner.Load() == s && from.id.Load() <= id {
+		seg = from
+	}
+	for seg.id.Load() != id {
+		seg = seg.next.Load()
+	}
+	return seg
 }
 
-// recycle returns a segment whose slots are all cleared to the pool. No
-// producer or consumer refers to it any more.
+// fresh takes a segment from the pool as the mailbox's segment id.
+func (s *Segmented[T]) fresh(id uint64) *segment[T] {
+	seg := s.segs.get()
+	seg.ver.Add(1)
+	seg.owner.Store(s)
+	seg.id.Store(id)
+	seg.ver.Add(1)
+	return seg
+}
+
+// recycle returns to the pool a segment whose slots are all cleared and
+// that no consumer refers to any more; linkMu is held.
 func (s *Segmented[T]) recycle(seg *segment[T]) {
+	seg.ver.Add(1)
+	s.retire(seg)
+}
+
+// retire is recycle for a segment whose ver is already odd.
+func (s *Segmented[T]) retire(seg *segment[T]) {
+	seg.owner.Store(nil)
+	seg.id.Store(0)
 	seg.next.Store(nil)
+	// No producer writes to seg any more: every ticket in it is taken
+	// (or, released, none is left out), and none can take it for its
+	// segment while ver is odd. So its flags are cleared without atomics.
+	clear(seg.ready[:])
+	seg.ver.Add(1)
 	s.segs.put(seg)
 }
 
-// counters gives a Ref the positions Len subtracts (see counted).
-func (s *Segmented[T]) counters() (in, out *atomic.Uint64) { return &s.enq, &s.deq }
+// Dequeue removes and returns the oldest message, or ok == false when the
+// mailbox is empty or closed. It waits for nothing but the write of a
+// message whose Enqueue has taken its ticket (see Segmented).
+func (s *Segmented[T]) Dequeue() (msg T, ok bool) {
+	s.headMu.Lock()
+	d := s.deq.Load()
+	if d < s.curEnd && atomic.LoadUint32(&s.cur.ready[d%segmentSlots]) != 0 {
+		msg = s.cur.clear(d) // written, so its ticket is out: enq need not be read
+	} else if msg, ok = s.dequeueSlow(d); !ok {
+		s.headMu.Unlock()
+		return msg, false
+	}
+	s.deq.Store(d + 1)
+	s.headMu.Unlock()
+	return msg, true
+}
+
+// dequeueSlow is Dequeue when ticket d is not found written in the
+// consumers' segment; headMu is held.
+func (s *Segmented[T]) dequeueSlow(d uint64) (msg T, ok bool) {
+	if d >= s.enqSeen { // as many taken as were seen out (Dequeue's fast path does not update enqSeen)
+		e := s.enq.Load()
+		if e&segClosed != 0 {
+			return msg, false
+		}
+		if s.enqSeen = e; d == e {
+			s.releaseIfDrained(d)
+			return msg, false
+		}
+	}
+	return s.take(d), true
+}
+
+// take reads and clears the slot of ticket d, which an Enqueue has taken;
+// headMu is held.
+func (s *Segmented[T]) take(d uint64) T {
+	seg := s.headOf(d >> segmentShift)
+	for spins := 0; atomic.LoadUint32(&seg.ready[d%segmentSlots]) == 0; spins++ {
+		segmentBackoff(spins) // its Enqueue is between the ticket and the write
+	}
+	return seg.clear(d)
+}
+
+// clear reads and clears the written slot of ticket d.
+func (seg *segment[T]) clear(d uint64) T {
+	i := d % segmentSlots
+	var zero T
+	msg := seg.buf[i]
+	seg.buf[i] = zero // ready stays set until the segment is recycled: a write producers need not fetch back
+	return msg
+}
+
+// segmentBackoff lets a consumer that waits for an Enqueue's write spin for
+// about as long as a write on the slow path takes (a segment linked), then
+// yield its processor on each try, in case the Enqueue's goroutine was
+// descheduled, and needs it.
+func segmentBackoff(spins int) {
+	if spins >= 128 {
+		runtime.Gosched()
+	}
+}
+
+// headOf returns segment id, where the consumers read, moving the head on
+// and recycling the segments it leaves; headMu is held, and some Enqueue
+// holds a ticket in the segment, which that Enqueue or another links.
+func (s *Segmented[T]) headOf(id uint64) *segment[T] {
+	for spins := 0; ; spins++ {
+		h := s.head.Load()
+		switch {
+		case h == nil: // none held: the Enqueue is starting one
+		case h.id.Load() == id:
+			s.cur, s.curEnd = h, (id+1)<<segmentShift
+			return h
+		default: // used up
+			if next := h.next.Load(); next != nil {
+				s.head.Store(next)
+				s.cur, s.curEnd = nil, 0
+				s.linkMu.Lock()
+				s.recycle(h)
+				s.linkMu.Unlock()
+				spins = 0
+				continue
+			}
+		}
+		segmentBackoff(spins) // the Enqueue that links it is at work
+
+	}
+}
+
+// releaseIfDrained hands the last segment back to the pool once every
+// ticket given out, d of them, is taken, so an idle mailbox holds no
+// memory; headMu is held.
+func (s *Segmented[T]) releaseIfDrained(d uint64) {
+	h := s.head.Load()
+	if h == nil {
+		return
+	}
+	s.linkMu.Lock()
+	defer s.linkMu.Unlock()
+	if h != s.tail.Load() {
+		return // a later segment is linked: more tickets are out
+	}
+	// An odd ver stops producers from taking h as their segment; one that
+	// took a ticket since the check above, or checked h before, has raised
+	// enq, so h stays.
+	h.ver.Add(1)
+	if s.enq.Load() != d {
+		h.ver.Add(1)
+		return
+	}
+	s.head.Store(nil)
+	s.tail.Store(nil)
+	s.cur, s.curEnd = nil, 0
+	s.retire(h)
+}
 
 // Len reports the number of queued messages: the exact count at one
-// instant during the call. The one exception is a storm of Enqueues that
-// changes the count under each of Len's 32 tries: Len then returns a count
-// that may leave out messages enqueued during the call, and is never above
-// the count at some instant during it.
-func (s *Segmented[T]) Len() int { return countBetween(&s.enq, &s.deq) }
+// instant during the call, messages whose Enqueue has taken its ticket
+// included. The one exception is a storm of Enqueues that changes the
+// count under each of Len's 32 tries: Len then returns a count that may
+// leave out messages enqueued during the call, and is never above the count
+// at some instant during it.
+func (s *Segmented[T]) Len() int {
+	if n := countBetween(&s.enq, &s.deq); n > 0 { // negative once closed
+		return n
+	}
+	return 0
+}
 
 // Cap reports how many message slots the mailbox holds now: 256 per linked
 // segment, and 0 once it has drained.
 func (s *Segmented[T]) Cap() int {
-	// Only headMu: holding tailMu too would make a draining Dequeue's
-	// TryLock fail, and the mailbox keep its last segment.
-	s.headMu.Lock()
-	defer s.headMu.Unlock()
+	s.linkMu.Lock() // no segment is recycled meanwhile
+	defer s.linkMu.Unlock()
 	slots := 0
-	for seg := s.head; seg != nil; seg = seg.next.Load() {
+	for seg := s.head.Load(); seg != nil; seg = seg.next.Load() {
 		slots += segmentSlots
 	}
 	return slots
 }
 
 // Close disposes of the mailbox and returns the queued messages, oldest
-// first. Later calls return nil.
+// first; it waits for the writes of those whose Enqueue has taken its
+// ticket. Later calls return nil.
 func (s *Segmented[T]) Close() []T {
-	s.tailMu.Lock()
-	defer s.tailMu.Unlock()
 	s.headMu.Lock()
 	defer s.headMu.Unlock()
-	if s.closed {
+	e := s.enq.Or(segClosed) // from here on every Enqueue is refused
+	if e&segClosed != 0 {
 		return nil
 	}
-	s.closed = true
+	d := s.deq.Load()
 	var rest []T
-	if n := int(s.enq.Load() - s.deq.Load()); n > 0 {
-		rest = make([]T, 0, n)
+	if e > d {
+		rest = make([]T, 0, e-d)
 	}
-	for seg := s.head; seg != nil; {
-		w := segmentSlots
-		if seg == s.tail {
-			w = s.w
-		}
-		rest = append(rest, seg.buf[s.r:w]...)
-		clear(seg.buf[s.r:w])
+	for ; d < e; d++ {
+		rest = append(rest, s.take(d))
+	}
+	s.linkMu.Lock()
+	for seg := s.head.Load(); seg != nil; {
 		next := seg.next.Load()
 		s.recycle(seg)
-		seg, s.r = next, 0
+		seg = next
 	}
-	s.head, s.tail = nil, nil
-	s.deq.Store(s.enq.Load())
+	s.head.Store(nil)
+	s.tail.Store(nil)
+	s.cur, s.curEnd = nil, 0
+	s.linkMu.Unlock()
+	s.enqSeen = e
+	s.deq.Store(e)
 	return rest
 }

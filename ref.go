@@ -61,8 +61,9 @@ type routeState struct {
 	busy    atomic.Bool // handling a message, or about to take one
 	stopped atomic.Bool // stopping, draining or stopped: takes no more messages
 
-	// The mailbox's depth: the two counters of an Unbounded, Segmented or
-	// Bounded, else its Len. Set by spawn.
+	// The mailbox's depth: the two counters of an Unbounded or a Bounded,
+	// else its Len (a Segmented's count carries its closed bit). Set by
+	// spawn.
 	in, out *atomic.Uint64
 	length  func() int
 
@@ -89,7 +90,7 @@ func (rs *routeState) score() int {
 	return n
 }
 
-// counted is what Unbounded, Segmented and Bounded have beside Mailbox: the
+// counted is what Unbounded and Bounded have beside Mailbox: the
 // two counters their Len subtracts, which a router reads without a call.
 type counted interface {
 	counters() (in, out *atomic.Uint64)
@@ -149,7 +150,7 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 		panic(fmt.Sprintf("crew: WithMailbox: a %T does not make mailboxes for %T messages", f, *new(T)))
 	}
 	switch r.mb.(type) {
-	case *Unbounded[T], *Segmented[T], *Bounded[T], *routeeBox[T]: // not a mailbox of the user's that embeds one: its Len is its own
+	case *Unbounded[T], *Bounded[T], *routeeBox[T]: // not a mailbox of the user's that embeds one: its Len is its own
 		r.in, r.out = r.mb.(counted).counters()
 	default:
 		r.length = r.mb.Len
