@@ -273,10 +273,14 @@ func (u *Unbounded[T]) Len() int { return countBetween(&u.tail, &u.head) }
 // Under a storm of sends that defeats every try, it settles for the first
 // reading of in against the last of out, which can only understate the
 // count (by the sends that raced it), never overstate it.
-func countBetween(in, out *atomic.Uint64) int {
+func countBetween(in, out *atomic.Uint64) int { return countBetweenShifted(in, out, 0) }
+
+// countBetweenShifted is countBetween for an out counter kept shifted left
+// by shift bits, with flags in the bits below.
+func countBetweenShifted(in, out *atomic.Uint64, shift uint) int {
 	i := in.Load()
 	for try := 1; ; try++ {
-		o := out.Load()
+		o := out.Load() >> shift
 		j := in.Load()
 		switch {
 		case j == i:

@@ -66,7 +66,6 @@ type Segmented[T any] struct {
 	segs *freeList[segment[T]] // shared by all Segmented[T]; set by NewSegmented
 
 	// The consumers' side.
-	headMu  sync.Mutex                 // guards enqSeen and the consumers' moves; taken before linkMu
 	head    atomic.Pointer[segment[T]] // the segment of ticket deq, or the one before it; nil when the mailbox holds none
 	enqSeen uint64                     // a past value of enq: consumers read enq, the producers' cache line, only once they have taken that many
 	cur     *segment[T]                // head, as the consumers last found it: it holds the tickets below curEnd
@@ -128,7 +127,7 @@ func (s *Segmented[T]) segmentOf(id uint64, from *segment[T]) *segment[T] {
 	defer s.linkMu.Unlock()
 	t := s.tail.Load()
 	if t == nil { // the mailbox released its last segment: start again where the consumers are
-		t = s.fresh(s.deq.Load() >> segmentShift)
+		t = s.fresh(s.deq.Load() >> 1 >> segmentShift)
 		s.head.Store(t)
 		s.tail.Store(t)
 	}
@@ -188,21 +187,36 @@ func (s *Segmented[T]) retire(seg *segment[T]) {
 // mailbox is empty or closed. It waits for nothing but the write of a
 // message whose Enqueue has taken its ticket (see Segmented).
 func (s *Segmented[T]) Dequeue() (msg T, ok bool) {
-	s.headMu.Lock()
-	d := s.deq.Load()
+	d := s.lockHead()
 	if d < s.curEnd && atomic.LoadUint32(&s.cur.ready[d%segmentSlots]) != 0 {
 		msg = s.cur.clear(d) // written, so its ticket is out: enq need not be read
 	} else if msg, ok = s.dequeueSlow(d); !ok {
-		s.headMu.Unlock()
+		s.unlockHead(d)
 		return msg, false
 	}
-	s.deq.Store(d + 1)
-	s.headMu.Unlock()
+	s.unlockHead(d + 1)
 	return msg, true
 }
 
+// lockHead takes the consumers' lock, which is deq's low bit, and returns
+// the tickets taken. A consumer pays one atomic operation to take it and
+// one to release it with the new count, where a mutex beside the count
+// would take three. Consumers rarely contend: an actor has one. One that
+// finds the lock held spins, then yields, as for an Enqueue's write.
+func (s *Segmented[T]) lockHead() uint64 {
+	for spins := 0; ; spins++ {
+		if w := s.deq.Load(); w&1 == 0 && s.deq.CompareAndSwap(w, w|1) {
+			return w >> 1
+		}
+		segmentBackoff(spins)
+	}
+}
+
+// unlockHead releases the consumers' lock, with d tickets taken.
+func (s *Segmented[T]) unlockHead(d uint64) { s.deq.Store(d << 1) }
+
 // dequeueSlow is Dequeue when ticket d is not found written in the
-// consumers' segment; headMu is held.
+// consumers' segment; the consumers' lock is held.
 func (s *Segmented[T]) dequeueSlow(d uint64) (msg T, ok bool) {
 	if d >= s.enqSeen { // as many taken as were seen out (Dequeue's fast path does not update enqSeen)
 		e := s.enq.Load()
@@ -218,7 +232,7 @@ func (s *Segmented[T]) dequeueSlow(d uint64) (msg T, ok bool) {
 }
 
 // take reads and clears the slot of ticket d, which an Enqueue has taken;
-// headMu is held.
+// the consumers' lock is held.
 func (s *Segmented[T]) take(d uint64) T {
 	seg := s.headOf(d >> segmentShift)
 	for spins := 0; atomic.LoadUint32(&seg.ready[d%segmentSlots]) == 0; spins++ {
@@ -247,7 +261,7 @@ func segmentBackoff(spins int) {
 }
 
 // headOf returns segment id, where the consumers read, moving the head on
-// and recycling the segments it leaves; headMu is held, and some Enqueue
+// and recycling the segments it leaves; the consumers' lock is held, and some Enqueue
 // holds a ticket in the segment, which that Enqueue or another links.
 func (s *Segmented[T]) headOf(id uint64) *segment[T] {
 	for spins := 0; ; spins++ {
@@ -275,7 +289,7 @@ func (s *Segmented[T]) headOf(id uint64) *segment[T] {
 
 // releaseIfDrained hands the last segment back to the pool once every
 // ticket given out, d of them, is taken, so an idle mailbox holds no
-// memory; headMu is held.
+// memory; the consumers' lock is held.
 func (s *Segmented[T]) releaseIfDrained(d uint64) {
 	h := s.head.Load()
 	if h == nil {
@@ -307,11 +321,14 @@ func (s *Segmented[T]) releaseIfDrained(d uint64) {
 // leave out messages enqueued during the call, and is never above the count
 // at some instant during it.
 func (s *Segmented[T]) Len() int {
-	if n := countBetween(&s.enq, &s.deq); n > 0 { // negative once closed
+	if n := s.count(); n > 0 { // negative once closed
 		return n
 	}
 	return 0
 }
+
+// count is Len before a closed mailbox's count, negative, is read as 0.
+func (s *Segmented[T]) count() int { return countBetweenShifted(&s.enq, &s.deq, 1) }
 
 // Cap reports how many message slots the mailbox holds now: 256 per linked
 // segment, and 0 once it has drained.
@@ -329,13 +346,12 @@ func (s *Segmented[T]) Cap() int {
 // first; it waits for the writes of those whose Enqueue has taken its
 // ticket. Later calls return nil.
 func (s *Segmented[T]) Close() []T {
-	s.headMu.Lock()
-	defer s.headMu.Unlock()
+	d := s.lockHead()
 	e := s.enq.Or(segClosed) // from here on every Enqueue is refused
 	if e&segClosed != 0 {
+		s.unlockHead(d)
 		return nil
 	}
-	d := s.deq.Load()
 	var rest []T
 	if e > d {
 		rest = make([]T, 0, e-d)
@@ -354,6 +370,6 @@ func (s *Segmented[T]) Close() []T {
 	s.cur, s.curEnd = nil, 0
 	s.linkMu.Unlock()
 	s.enqSeen = e
-	s.deq.Store(e)
+	s.unlockHead(e)
 	return rest
 }
