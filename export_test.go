@@ -139,3 +139,23 @@ func RefLoad[T any](r *Ref[T]) int64 {
 	s := newSlot(r)
 	return int64(s.score())
 }
+
+// SegmentedClaim takes a ticket in s as an Enqueue does, and returns the
+// rest of that Enqueue, the write of its message: tests hold an Enqueue
+// between the two.
+func SegmentedClaim[T any](s *Segmented[T]) (write func(T)) {
+	tail := s.tail.Load()
+	k := s.enq.Add(1) - 1
+	if k&segClosed != 0 {
+		panic("SegmentedClaim: closed")
+	}
+	return func(msg T) { s.write(k, tail, msg) }
+}
+
+// OnSegmentedWait sets the function a Segmented's consumer calls as it
+// starts to wait for a message whose ticket is taken, and returns a
+// function that unsets it.
+func OnSegmentedWait(f func()) (undo func()) {
+	segmentWaits = f
+	return func() { segmentWaits = nil }
+}

@@ -30,7 +30,10 @@ type Mailbox[T any] interface {
 	Enqueue(ctx context.Context, msg T) error
 
 	// Dequeue removes and returns the next message without blocking. It
-	// returns ok == false when the mailbox is empty or closed.
+	// returns ok == false when the mailbox is empty or closed. (A
+	// Segmented's Dequeue may wait for an Enqueue that has taken the next
+	// place in line to write its message there: a few instructions, unless
+	// that goroutine was descheduled between them.)
 	Dequeue() (msg T, ok bool)
 
 	// Len reports the number of queued messages. It is O(1) and safe to call

@@ -52,7 +52,7 @@ type segment[T any] struct {
 // message in the queue at once, then writes the message into the ticket's
 // slot. The ticket is the linearization point: Len counts the message from
 // then on, and order between messages is the order of their tickets. A
-// Dequeue (consumers share a mutex) takes the next ticket's message; if its
+// Dequeue (consumers share a lock) takes the next ticket's message; if its
 // Enqueue has taken the ticket but not yet written the slot, a matter of a
 // few instructions unless the goroutine was descheduled between them, the
 // Dequeue yields its processor until the write, rather than return nothing
@@ -65,12 +65,13 @@ type segment[T any] struct {
 type Segmented[T any] struct {
 	segs *freeList[segment[T]] // shared by all Segmented[T]; set by NewSegmented
 
-	// The consumers' side.
-	head    atomic.Pointer[segment[T]] // the segment of ticket deq, or the one before it; nil when the mailbox holds none
+	// The consumers' side: deq, which holds the consumers' lock (see
+	// lockHead), and what the lock guards.
+	deq     atomic.Uint64              // tickets taken by consumers, times 2, plus 1 while the lock is held
+	head    atomic.Pointer[segment[T]] // the segment of the next ticket, or the one before it; nil when the mailbox holds none; producers read it under linkMu
 	enqSeen uint64                     // a past value of enq: consumers read enq, the producers' cache line, only once they have taken that many
 	cur     *segment[T]                // head, as the consumers last found it: it holds the tickets below curEnd
 	curEnd  uint64
-	deq     atomic.Uint64 // tickets taken by consumers
 
 	_ [64]byte // keeps the producers' fields off the consumers' cache line
 
@@ -98,15 +99,22 @@ func (s *Segmented[T]) Enqueue(_ context.Context, msg T) error {
 	if k&segClosed != 0 {
 		return ErrMailboxClosed
 	}
+	s.write(k, seg, msg)
+	return nil
+}
+
+// write puts msg in the slot of ticket k, given the tail read before k was
+// taken.
+func (s *Segmented[T]) write(k uint64, tail *segment[T], msg T) {
+	seg := tail
 	if seg == nil || !seg.is(s, k>>segmentShift) {
-		seg = s.segmentOf(k>>segmentShift, seg)
+		seg = s.segmentOf(k>>segmentShift, tail)
 	}
 	// The segment cannot be recycled before this slot is read: consumers
 	// wait for it, and release only a segment whose tickets are all taken.
 	i := k % segmentSlots
 	seg.buf[i] = msg
 	atomic.StoreUint32(&seg.ready[i], 1)
-	return nil
 }
 
 // is reports whether seg is the mailbox's segment id, read consistently
@@ -236,6 +244,9 @@ func (s *Segmented[T]) dequeueSlow(d uint64) (msg T, ok bool) {
 func (s *Segmented[T]) take(d uint64) T {
 	seg := s.headOf(d >> segmentShift)
 	for spins := 0; atomic.LoadUint32(&seg.ready[d%segmentSlots]) == 0; spins++ {
+		if spins == 0 && segmentWaits != nil {
+			segmentWaits()
+		}
 		segmentBackoff(spins) // its Enqueue is between the ticket and the write
 	}
 	return seg.clear(d)
@@ -249,6 +260,10 @@ func (seg *segment[T]) clear(d uint64) T {
 	seg.buf[i] = zero // ready stays set until the segment is recycled: a write producers need not fetch back
 	return msg
 }
+
+// segmentWaits, if set (by tests), is called as a consumer starts to wait
+// for the write of a message whose ticket is taken.
+var segmentWaits func()
 
 // segmentBackoff lets a consumer that waits for an Enqueue's write spin for
 // about as long as a write on the slow path takes (a segment linked), then

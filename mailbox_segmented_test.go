@@ -3,6 +3,7 @@ package crew_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -184,4 +185,112 @@ func fanInRound(t *testing.T, seed uint64, producers int) {
 		assert.Equal(t, mine, order, "producer %d: accepted messages come out once, in order", p)
 	}
 	assert.Len(t, out, in)
+}
+
+// An Enqueue that has taken its ticket has put its message in the mailbox:
+// Len counts it at once, and a Dequeue (or a Close) waits for its write
+// rather than report the mailbox empty, which would contradict Len.
+func TestSegmentedWaitsForAnEnqueueBetweenItsTicketAndItsWrite(t *testing.T) {
+	for _, closing := range []bool{false, true} {
+		s := crew.NewSegmented[int]()
+		require.NoError(t, s.Enqueue(context.Background(), 1))
+		write := crew.SegmentedClaim(s)
+		assert.Equal(t, 2, s.Len(), "the message whose write is pending is counted")
+		v, ok := s.Dequeue()
+		require.True(t, ok)
+		require.Equal(t, 1, v)
+
+		waiting := make(chan struct{})
+		undo := crew.OnSegmentedWait(func() { close(waiting) })
+		type result struct {
+			v    int
+			ok   bool
+			rest []int
+		}
+		got := make(chan result, 1)
+		go func() {
+			if closing {
+				got <- result{rest: s.Close()}
+				return
+			}
+			v, ok := s.Dequeue()
+			got <- result{v: v, ok: ok}
+		}()
+		select {
+		case <-waiting:
+		case r := <-got:
+			t.Fatalf("closing %v: returned %+v before the pending write", closing, r)
+		}
+		write(2)
+		r := <-got
+		undo()
+		if closing {
+			assert.Equal(t, []int{2}, r.rest)
+		} else {
+			assert.Equal(t, result{v: 2, ok: true}, r)
+		}
+		assert.Equal(t, 0, s.Len())
+	}
+}
+
+// Several consumers share a Segmented, as producers drain it to empty and
+// refill it over and over (its last segment released and taken again each
+// time), with other mailboxes of the same type taking segments from the
+// same pool: every message comes out exactly once, and Len stays between 0
+// and the number of messages not yet taken.
+func TestSegmentedManyConsumersAndDrainsToEmpty(t *testing.T) {
+	const mailboxes, producers, consumers, perProducer = 3, 4, 3, 3000
+	var wg sync.WaitGroup
+	for range mailboxes {
+		wg.Go(func() {
+			ctx := context.Background()
+			s := crew.NewSegmented[int]()
+			var sent, taken atomic.Int64
+			seen := make([]atomic.Int32, producers*perProducer)
+			var pw sync.WaitGroup
+			for p := range producers {
+				pw.Go(func() {
+					for i := range perProducer {
+						if !assert.NoError(t, s.Enqueue(ctx, p*perProducer+i)) {
+							return
+						}
+						sent.Add(1)
+						if i%7 == 0 {
+							runtime.Gosched() // let the consumers drain it
+						}
+					}
+				})
+			}
+			var cw sync.WaitGroup
+			for range consumers {
+				cw.Go(func() {
+					for taken.Load() < producers*perProducer {
+						before := taken.Load()
+						if n := s.Len(); n < 0 || int64(n) > producers*perProducer-before {
+							t.Errorf("Len %d, with %d taken", n, before)
+							return
+						}
+						if v, ok := s.Dequeue(); ok {
+							seen[v].Add(1)
+							taken.Add(1)
+						} else {
+							runtime.Gosched()
+						}
+					}
+				})
+			}
+			pw.Wait()
+			cw.Wait()
+			for v := range seen {
+				if n := seen[v].Load(); n != 1 {
+					t.Errorf("message %d came out %d times", v, n)
+				}
+			}
+			_, ok := s.Dequeue()
+			assert.False(t, ok)
+			assert.Equal(t, 0, s.Cap(), "drained, and found empty: no segment held")
+			assert.Empty(t, s.Close())
+		})
+	}
+	wg.Wait()
 }
