@@ -156,6 +156,6 @@ func SegmentedClaim[T any](s *Segmented[T]) (write func(T)) {
 // starts to wait for a message whose ticket is taken, and returns a
 // function that unsets it.
 func OnSegmentedWait(f func()) (undo func()) {
-	segmentWaits = f
-	return func() { segmentWaits = nil }
+	segmentWaits.Store(&f)
+	return func() { segmentWaits.Store(nil) }
 }

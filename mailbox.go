@@ -276,13 +276,17 @@ func (u *Unbounded[T]) Len() int { return countBetween(&u.tail, &u.head) }
 // Under a storm of sends that defeats every try, it settles for the first
 // reading of in against the last of out, which can only understate the
 // count (by the sends that raced it), never overstate it.
-func countBetween(in, out *atomic.Uint64) int { return countBetweenShifted(in, out, 0) }
+func countBetween(in, out *atomic.Uint64) int { return countUntil(in, out, 0, 0) }
 
-// countBetweenShifted is countBetween for an out counter kept shifted left
-// by shift bits, with flags in the bits below.
-func countBetweenShifted(in, out *atomic.Uint64, shift uint) int {
+// countUntil is countBetween for an out counter kept shifted left by shift
+// bits, with flags in the bits below, and an in counter that carries the
+// bits closed once the mailbox is closed: the count is 0 from then on.
+func countUntil(in, out *atomic.Uint64, shift uint, closed uint64) int {
 	i := in.Load()
 	for try := 1; ; try++ {
+		if i&closed != 0 {
+			return 0
+		}
 		o := out.Load() >> shift
 		j := in.Load()
 		switch {

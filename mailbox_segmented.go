@@ -30,12 +30,14 @@ type segment[T any] struct {
 
 	// Which mailbox's segment this is, and which one: producers read these
 	// without a lock to check the segment they found, as a seqlock: ver is
-	// odd while owner and id change (as the segment is recycled) and while
-	// the consumer decides whether to release it.
+	// odd while the segment is in the pool, while owner and id change, and
+	// while the consumer decides whether to release it; each time a
+	// segment is taken from the pool, ver takes an even value it never had.
 	ver   atomic.Uint64
-	owner atomic.Pointer[Segmented[T]]
+	owner atomic.Uint64 // the mailbox's uid
 	id    atomic.Uint64
-	next  atomic.Pointer[segment[T]] // set once, by the producer that links the next segment
+	next  atomic.Pointer[segment[T]] // set once by the producer that links the next segment; cleared when recycled
+	low   int                        // no slot below it is written (a segment started mid-way, after a release); guarded by linkMu
 }
 
 // A Segmented is an unbounded FIFO mailbox on a linked list of fixed
@@ -64,6 +66,7 @@ type segment[T any] struct {
 // usable: create one with NewSegmented.
 type Segmented[T any] struct {
 	segs *freeList[segment[T]] // shared by all Segmented[T]; set by NewSegmented
+	uid  uint64                // tells the mailbox's segments from other mailboxes' (segment.owner)
 
 	// The consumers' side: deq, which holds the consumers' lock (see
 	// lockHead), and what the lock guards.
@@ -86,8 +89,12 @@ type Segmented[T any] struct {
 // NewSegmented returns an empty Segmented mailbox. It takes its first segment
 // on the first Enqueue.
 func NewSegmented[T any]() *Segmented[T] {
-	return &Segmented[T]{segs: shared[freeList[segment[T]]]()}
+	return &Segmented[T]{segs: shared[freeList[segment[T]]](), uid: segmentedSeq.Add(1)}
 }
+
+// segmentedSeq numbers the Segmented mailboxes, so that a segment's owner
+// is a word that producers read without a write barrier.
+var segmentedSeq atomic.Uint64
 
 // Enqueue appends msg. It returns ErrMailboxClosed after Close and nil
 // otherwise; it never blocks, so ctx is ignored.
@@ -120,9 +127,16 @@ func (s *Segmented[T]) write(k uint64, tail *segment[T], msg T) {
 // is reports whether seg is the mailbox's segment id, read consistently
 // while seg may be recycled meanwhile.
 func (seg *segment[T]) is(s *Segmented[T], id uint64) bool {
+	owner, got, ok := seg.identity()
+	return ok && owner == s.uid && got == id
+}
+
+// identity returns the mailbox (its uid) and the id that seg had at one
+// instant, or ok == false if it was in the pool or changing.
+func (seg *segment[T]) identity() (owner, id uint64, ok bool) {
 	v := seg.ver.Load()
-	ok := v%2 == 0 && seg.owner.Load() == s && seg.id.Load() == id
-	return ok && seg.ver.Load() == v
+	owner, id = seg.owner.Load(), seg.id.Load()
+	return owner, id, v%2 == 0 && seg.ver.Load() == v
 }
 
 // segmentOf returns segment id, for a producer holding a ticket in it that
@@ -135,7 +149,9 @@ func (s *Segmented[T]) segmentOf(id uint64, from *segment[T]) *segment[T] {
 	defer s.linkMu.Unlock()
 	t := s.tail.Load()
 	if t == nil { // the mailbox released its last segment: start again where the consumers are
-		t = s.fresh(s.deq.Load() >> 1 >> segmentShift)
+		d := s.deq.Load() >> 1
+		t = s.fresh(d >> segmentShift)
+		t.low = int(d % segmentSlots)
 		s.head.Store(t)
 		s.tail.Store(t)
 	}
@@ -152,8 +168,10 @@ func (s *Segmented[T]) segmentOf(id uint64, from *segment[T]) *segment[T] {
 	// and the tail, and while linkMu is held none of them is recycled.
 	// from, if it is still the mailbox's, is too, and nearer.
 	seg := s.head.Load()
-	if from != nil && from.owner.Load() == s && from.id.Load() <= id {
-		seg = from
+	if from != nil {
+		if owner, at, ok := from.identity(); ok && owner == s.uid && at <= id {
+			seg = from
+		}
 	}
 	for seg.id.Load() != id {
 		seg = seg.next.Load()
@@ -164,8 +182,12 @@ func (s *Segmented[T]) segmentOf(id uint64, from *segment[T]) *segment[T] {
 // fresh takes a segment from the pool as the mailbox's segment id.
 func (s *Segmented[T]) fresh(id uint64) *segment[T] {
 	seg := s.segs.get()
-	seg.ver.Add(1)
-	seg.owner.Store(s)
+	if seg.ver.Load() == 0 { // new: no other goroutine has seen it
+		seg.ver.Store(1)
+	}
+	// A pooled segment's ver is odd: no producer takes it for its own
+	// while owner and id change.
+	seg.owner.Store(s.uid)
 	seg.id.Store(id)
 	seg.ver.Add(1)
 	return seg
@@ -175,19 +197,22 @@ func (s *Segmented[T]) fresh(id uint64) *segment[T] {
 // that no consumer refers to any more; linkMu is held.
 func (s *Segmented[T]) recycle(seg *segment[T]) {
 	seg.ver.Add(1)
-	s.retire(seg)
+	s.retire(seg, segmentSlots)
 }
 
-// retire is recycle for a segment whose ver is already odd.
-func (s *Segmented[T]) retire(seg *segment[T]) {
-	seg.owner.Store(nil)
-	seg.id.Store(0)
-	seg.next.Store(nil)
+// retire is recycle for a segment whose ver is already odd, and in which
+// no slot from end on is written. The segment goes to the pool with ver
+// odd, which tells every producer that finds it that it is no mailbox's:
+// fresh makes it even again once it has set the new owner and id.
+func (s *Segmented[T]) retire(seg *segment[T], end int) {
+	if seg.next.Load() != nil {
+		seg.next.Store(nil)
+	}
 	// No producer writes to seg any more: every ticket in it is taken
 	// (or, released, none is left out), and none can take it for its
 	// segment while ver is odd. So its flags are cleared without atomics.
-	clear(seg.ready[:])
-	seg.ver.Add(1)
+	clear(seg.ready[seg.low:end])
+	seg.low = 0
 	s.segs.put(seg)
 }
 
@@ -244,8 +269,8 @@ func (s *Segmented[T]) dequeueSlow(d uint64) (msg T, ok bool) {
 func (s *Segmented[T]) take(d uint64) T {
 	seg := s.headOf(d >> segmentShift)
 	for spins := 0; atomic.LoadUint32(&seg.ready[d%segmentSlots]) == 0; spins++ {
-		if spins == 0 && segmentWaits != nil {
-			segmentWaits()
+		if f := segmentWaits.Load(); spins == 0 && f != nil {
+			(*f)()
 		}
 		segmentBackoff(spins) // its Enqueue is between the ticket and the write
 	}
@@ -263,7 +288,7 @@ func (seg *segment[T]) clear(d uint64) T {
 
 // segmentWaits, if set (by tests), is called as a consumer starts to wait
 // for the write of a message whose ticket is taken.
-var segmentWaits func()
+var segmentWaits atomic.Pointer[func()]
 
 // segmentBackoff lets a consumer that waits for an Enqueue's write spin for
 // about as long as a write on the slow path takes (a segment linked), then
@@ -326,7 +351,11 @@ func (s *Segmented[T]) releaseIfDrained(d uint64) {
 	s.head.Store(nil)
 	s.tail.Store(nil)
 	s.cur, s.curEnd = nil, 0
-	s.retire(h)
+	end := segmentSlots // h used up: d is the first ticket of the next
+	if h.id.Load() == d>>segmentShift {
+		end = int(d % segmentSlots)
+	}
+	s.retire(h, end)
 }
 
 // Len reports the number of queued messages: the exact count at one
@@ -335,15 +364,7 @@ func (s *Segmented[T]) releaseIfDrained(d uint64) {
 // count under each of Len's 32 tries: Len then returns a count that may
 // leave out messages enqueued during the call, and is never above the count
 // at some instant during it.
-func (s *Segmented[T]) Len() int {
-	if n := s.count(); n > 0 { // negative once closed
-		return n
-	}
-	return 0
-}
-
-// count is Len before a closed mailbox's count, negative, is read as 0.
-func (s *Segmented[T]) count() int { return countBetweenShifted(&s.enq, &s.deq, 1) }
+func (s *Segmented[T]) Len() int { return countUntil(&s.enq, &s.deq, 1, segClosed) }
 
 // Cap reports how many message slots the mailbox holds now: 256 per linked
 // segment, and 0 once it has drained.
