@@ -21,8 +21,9 @@ const segClosed = 1 << 63
 // holds tickets id*segmentSlots to id*segmentSlots+segmentSlots-1, ticket k
 // in slot k%segmentSlots. A producer writes its slot, then sets the slot's
 // ready flag; the consumer reads a slot only once it is ready, and clears
-// the slot. The flags stay set until the segment is recycled, so that the
-// consumer writes nothing to a cache line that producers write.
+// the slot. The flags stay set until the segment is recycled: the consumer
+// writes none of them, so producers setting the next ones do not fetch
+// their cache line back from it.
 type segment[T any] struct {
 	buf   [segmentSlots]T
 	ready [segmentSlots]uint32 // 1 once written; read and set atomically, cleared as a whole when no producer can reach the segment
@@ -41,29 +42,32 @@ type segment[T any] struct {
 }
 
 // A Segmented is an unbounded FIFO mailbox on a linked list of fixed
-// 256-message segments, built for fan-in: its producers take no lock and do
-// not wait for one another. Unlike Unbounded it never copies queued messages
-// to grow: a burst links new segments, and each drained segment goes back to
-// a process-wide pool shared by every Segmented mailbox of the same element
-// type, from which the next burst takes it. Steady traffic, bursty or not,
-// therefore allocates nothing per message, and a drained mailbox holds no
-// segment at all: the pooled ones are reused by other mailboxes or reclaimed
-// by the garbage collector.
+// 256-message segments, built for fan-in: many goroutines sending to one
+// consumer. Its producers take no lock on the common path and never wait
+// for one another: an Enqueue takes a ticket with one atomic increment,
+// then writes its message into the ticket's slot. Unlike Unbounded it never
+// copies queued messages to grow: a burst links new segments, and each used
+// segment goes back to a process-wide pool shared by every Segmented
+// mailbox of the same element type, from which the next burst takes it.
+// Steady traffic, bursty or not, therefore allocates nothing per message,
+// and once a Dequeue has found it empty a mailbox holds no segment at all:
+// the pooled ones are reused by other mailboxes or reclaimed by the garbage
+// collector.
 //
-// An Enqueue takes a ticket with one atomic increment, which places its
-// message in the queue at once, then writes the message into the ticket's
-// slot. The ticket is the linearization point: Len counts the message from
-// then on, and order between messages is the order of their tickets. A
-// Dequeue (consumers share a lock) takes the next ticket's message; if its
-// Enqueue has taken the ticket but not yet written the slot, a matter of a
-// few instructions unless the goroutine was descheduled between them, the
-// Dequeue yields its processor until the write, rather than return nothing
-// while Len counts a message. Linking a segment, once per 256 messages, and
-// recycling one take a mutex of their own.
+// The ticket is the Enqueue's linearization point: from then on Len counts
+// the message, and messages come out in ticket order, so a message whose
+// Enqueue returned before another's began comes out first. A Dequeue
+// (consumers share a lock) takes the next ticket's message; if that
+// Enqueue has taken its ticket but not yet written its slot, a matter of a
+// few instructions unless its goroutine was descheduled between them, the
+// Dequeue spins, then yields its processor, until the write, rather than
+// report nothing while Len counts a message. Close waits for such writes
+// too. Linking a segment, once per 256 messages and for the first Enqueue
+// into a drained mailbox, and recycling one take a mutex of their own.
 //
-// Enqueue never blocks and never fails before Close. Enqueue and Dequeue
-// are O(1). A Segmented is safe for concurrent use. The zero value is not
-// usable: create one with NewSegmented.
+// Enqueue never fails before Close and never waits for room. Enqueue and
+// Dequeue are O(1). A Segmented is safe for concurrent use. The zero value
+// is not usable: create one with NewSegmented.
 type Segmented[T any] struct {
 	segs *freeList[segment[T]] // shared by all Segmented[T]; set by NewSegmented
 	uid  uint64                // tells the mailbox's segments from other mailboxes' (segment.owner)
@@ -367,7 +371,7 @@ func (s *Segmented[T]) releaseIfDrained(d uint64) {
 func (s *Segmented[T]) Len() int { return countUntil(&s.enq, &s.deq, 1, segClosed) }
 
 // Cap reports how many message slots the mailbox holds now: 256 per linked
-// segment, and 0 once it has drained.
+// segment, and 0 once a Dequeue has found it empty.
 func (s *Segmented[T]) Cap() int {
 	s.linkMu.Lock() // no segment is recycled meanwhile
 	defer s.linkMu.Unlock()
