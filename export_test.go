@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 )
 
 // BoundedWaiters reports how many senders are blocked in b's Enqueue, so
@@ -149,7 +150,14 @@ func SegmentedClaim[T any](s *Segmented[T]) (write func(T)) {
 	if k&segClosed != 0 {
 		panic("SegmentedClaim: closed")
 	}
-	return func(msg T) { s.write(k, tail, msg) }
+	return func(msg T) { // the rest of Enqueue
+		seg := tail
+		if seg == nil || !seg.is(s, k>>segmentShift) {
+			seg = s.segmentOf(k>>segmentShift, tail)
+		}
+		seg.buf[k%segmentSlots] = msg
+		atomic.StoreUint32(&seg.ready[k%segmentSlots], 1)
+	}
 }
 
 // OnSegmentedWait sets the function a Segmented's consumer calls as it

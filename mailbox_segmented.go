@@ -31,14 +31,12 @@ type segment[T any] struct {
 
 	// Which mailbox's segment this is, and which one: producers read these
 	// without a lock to check the segment they found, as a seqlock: ver is
-	// odd while the segment is in the pool, while owner and id change, and
-	// while the consumer decides whether to release it; each time a
-	// segment is taken from the pool, ver takes an even value it never had.
+	// odd while owner and id change (as the segment is recycled) and while
+	// the consumer decides whether to release it.
 	ver   atomic.Uint64
-	owner atomic.Uint64 // the mailbox's uid
+	owner atomic.Pointer[Segmented[T]]
 	id    atomic.Uint64
-	next  atomic.Pointer[segment[T]] // set once by the producer that links the next segment; cleared when recycled
-	low   int                        // no slot below it is written (a segment started mid-way, after a release); guarded by linkMu
+	next  atomic.Pointer[segment[T]] // set once, by the producer that links the next segment
 }
 
 // A Segmented is an unbounded FIFO mailbox on a linked list of fixed
@@ -70,7 +68,6 @@ type segment[T any] struct {
 // is not usable: create one with NewSegmented.
 type Segmented[T any] struct {
 	segs *freeList[segment[T]] // shared by all Segmented[T]; set by NewSegmented
-	uid  uint64                // tells the mailbox's segments from other mailboxes' (segment.owner)
 
 	// The consumers' side: deq, which holds the consumers' lock (see
 	// lockHead), and what the lock guards.
@@ -93,12 +90,8 @@ type Segmented[T any] struct {
 // NewSegmented returns an empty Segmented mailbox. It takes its first segment
 // on the first Enqueue.
 func NewSegmented[T any]() *Segmented[T] {
-	return &Segmented[T]{segs: shared[freeList[segment[T]]](), uid: segmentedSeq.Add(1)}
+	return &Segmented[T]{segs: shared[freeList[segment[T]]]()}
 }
-
-// segmentedSeq numbers the Segmented mailboxes, so that a segment's owner
-// is a word that producers read without a write barrier.
-var segmentedSeq atomic.Uint64
 
 // Enqueue appends msg. It returns ErrMailboxClosed after Close and nil
 // otherwise; it never blocks, so ctx is ignored.
@@ -110,37 +103,23 @@ func (s *Segmented[T]) Enqueue(_ context.Context, msg T) error {
 	if k&segClosed != 0 {
 		return ErrMailboxClosed
 	}
-	s.write(k, seg, msg)
-	return nil
-}
-
-// write puts msg in the slot of ticket k, given the tail read before k was
-// taken.
-func (s *Segmented[T]) write(k uint64, tail *segment[T], msg T) {
-	seg := tail
 	if seg == nil || !seg.is(s, k>>segmentShift) {
-		seg = s.segmentOf(k>>segmentShift, tail)
+		seg = s.segmentOf(k>>segmentShift, seg)
 	}
 	// The segment cannot be recycled before this slot is read: consumers
 	// wait for it, and release only a segment whose tickets are all taken.
 	i := k % segmentSlots
 	seg.buf[i] = msg
 	atomic.StoreUint32(&seg.ready[i], 1)
+	return nil
 }
 
 // is reports whether seg is the mailbox's segment id, read consistently
 // while seg may be recycled meanwhile.
 func (seg *segment[T]) is(s *Segmented[T], id uint64) bool {
-	owner, got, ok := seg.identity()
-	return ok && owner == s.uid && got == id
-}
-
-// identity returns the mailbox (its uid) and the id that seg had at one
-// instant, or ok == false if it was in the pool or changing.
-func (seg *segment[T]) identity() (owner, id uint64, ok bool) {
 	v := seg.ver.Load()
-	owner, id = seg.owner.Load(), seg.id.Load()
-	return owner, id, v%2 == 0 && seg.ver.Load() == v
+	ok := v%2 == 0 && seg.owner.Load() == s && seg.id.Load() == id
+	return ok && seg.ver.Load() == v
 }
 
 // segmentOf returns segment id, for a producer holding a ticket in it that
@@ -153,9 +132,7 @@ func (s *Segmented[T]) segmentOf(id uint64, from *segment[T]) *segment[T] {
 	defer s.linkMu.Unlock()
 	t := s.tail.Load()
 	if t == nil { // the mailbox released its last segment: start again where the consumers are
-		d := s.deq.Load() >> 1
-		t = s.fresh(d >> segmentShift)
-		t.low = int(d % segmentSlots)
+		t = s.fresh(s.deq.Load() >> 1 >> segmentShift)
 		s.head.Store(t)
 		s.tail.Store(t)
 	}
@@ -172,10 +149,8 @@ func (s *Segmented[T]) segmentOf(id uint64, from *segment[T]) *segment[T] {
 	// and the tail, and while linkMu is held none of them is recycled.
 	// from, if it is still the mailbox's, is too, and nearer.
 	seg := s.head.Load()
-	if from != nil {
-		if owner, at, ok := from.identity(); ok && owner == s.uid && at <= id {
-			seg = from
-		}
+	if from != nil && from.owner.Load() == s && from.id.Load() <= id {
+		seg = from
 	}
 	for seg.id.Load() != id {
 		seg = seg.next.Load()
@@ -186,12 +161,8 @@ func (s *Segmented[T]) segmentOf(id uint64, from *segment[T]) *segment[T] {
 // fresh takes a segment from the pool as the mailbox's segment id.
 func (s *Segmented[T]) fresh(id uint64) *segment[T] {
 	seg := s.segs.get()
-	if seg.ver.Load() == 0 { // new: no other goroutine has seen it
-		seg.ver.Store(1)
-	}
-	// A pooled segment's ver is odd: no producer takes it for its own
-	// while owner and id change.
-	seg.owner.Store(s.uid)
+	seg.ver.Add(1)
+	seg.owner.Store(s)
 	seg.id.Store(id)
 	seg.ver.Add(1)
 	return seg
@@ -201,22 +172,19 @@ func (s *Segmented[T]) fresh(id uint64) *segment[T] {
 // that no consumer refers to any more; linkMu is held.
 func (s *Segmented[T]) recycle(seg *segment[T]) {
 	seg.ver.Add(1)
-	s.retire(seg, segmentSlots)
+	s.retire(seg)
 }
 
-// retire is recycle for a segment whose ver is already odd, and in which
-// no slot from end on is written. The segment goes to the pool with ver
-// odd, which tells every producer that finds it that it is no mailbox's:
-// fresh makes it even again once it has set the new owner and id.
-func (s *Segmented[T]) retire(seg *segment[T], end int) {
-	if seg.next.Load() != nil {
-		seg.next.Store(nil)
-	}
+// retire is recycle for a segment whose ver is already odd.
+func (s *Segmented[T]) retire(seg *segment[T]) {
+	seg.owner.Store(nil)
+	seg.id.Store(0)
+	seg.next.Store(nil)
 	// No producer writes to seg any more: every ticket in it is taken
 	// (or, released, none is left out), and none can take it for its
 	// segment while ver is odd. So its flags are cleared without atomics.
-	clear(seg.ready[seg.low:end])
-	seg.low = 0
+	clear(seg.ready[:])
+	seg.ver.Add(1)
 	s.segs.put(seg)
 }
 
@@ -273,8 +241,10 @@ func (s *Segmented[T]) dequeueSlow(d uint64) (msg T, ok bool) {
 func (s *Segmented[T]) take(d uint64) T {
 	seg := s.headOf(d >> segmentShift)
 	for spins := 0; atomic.LoadUint32(&seg.ready[d%segmentSlots]) == 0; spins++ {
-		if f := segmentWaits.Load(); spins == 0 && f != nil {
-			(*f)()
+		if spins == 0 {
+			if f := segmentWaits.Load(); f != nil {
+				(*f)()
+			}
 		}
 		segmentBackoff(spins) // its Enqueue is between the ticket and the write
 	}
@@ -355,11 +325,7 @@ func (s *Segmented[T]) releaseIfDrained(d uint64) {
 	s.head.Store(nil)
 	s.tail.Store(nil)
 	s.cur, s.curEnd = nil, 0
-	end := segmentSlots // h used up: d is the first ticket of the next
-	if h.id.Load() == d>>segmentShift {
-		end = int(d % segmentSlots)
-	}
-	s.retire(h, end)
+	s.retire(h)
 }
 
 // Len reports the number of queued messages: the exact count at one
