@@ -79,34 +79,41 @@
 // # Choosing a mailbox
 //
 //	type             bound  order                   cost        use it for
-//	Unbounded        no     FIFO                    0.49x       the default: any traffic, shallow or deep, one producer or many
-//	Segmented        no     FIFO                    0.57x       deep or bursty queues, large messages: never copies to grow
-//	Bounded          yes    FIFO                    0.84x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
-//	Chan             yes    FIFO                    1.78x       a plain buffered channel behind the interface; a baseline
-//	Fair             no     round robin per key,    1.70x       many senders (tenants, sessions) sharing one consumer
+//	Unbounded        no     FIFO                    0.56x       the default: one producer or a few, shallow or deep
+//	Segmented        no     FIFO                    0.33x       fan-in (many producers: they take no lock), deep or bursty queues, large messages
+//	Bounded          yes    FIFO                    0.79x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
+//	Chan             yes    FIFO                    1.72x       a plain buffered channel behind the interface; a baseline
+//	Fair             no     round robin per key,    1.45x       many senders (tenants, sessions) sharing one consumer
 //	                        FIFO within a key
-//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (4.9x)
+//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (4.8x)
 //	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (5.0x)
 //
 // The cost is the time of one message from a producer goroutine to a
 // consumer goroutine that is woken through a channel when it finds the
 // mailbox empty, as an actor is, over the time of one message through a
-// buffered channel of 1024 (see Costs), with one producer. Under fan-in,
-// four and eight producers, Unbounded takes 0.89x and 0.82x, Segmented
-// 1.18x and 0.98x, and Bounded 1.38x and 1.26x; beside one CPU-bound
-// process per CPU, Segmented 0.94x and 0.82x and Unbounded 1.14x and
-// 0.90x. For fan-in either will do: their producers share one lock, and
-// neither yet beats a channel by much. Unbounded, Segmented and Bounded
-// take separate producer and consumer locks, so a producer and a consumer
-// do not contend; Chan, Fair and Priority have one lock. Enqueue and
-// Dequeue are O(1) (Unbounded's amortized) but for Priority's O(log n),
-// n = Len().
+// buffered channel of 1024 (see Costs), with one producer; that run's
+// channel was slow, and in others Unbounded and Segmented both take about
+// 0.5-0.6x. Under fan-in, four and eight producers, Segmented takes 0.57x
+// and 0.45x, Unbounded 0.80x and 0.99x, and Bounded 1.39x and 1.35x;
+// beside one CPU-bound process per CPU, Segmented 0.80x and 1.21x and
+// Unbounded 1.10x and 1.14x. For fan-in choose Segmented: an Enqueue takes
+// a ticket with one atomic increment and never waits for another producer,
+// where Unbounded's and Bounded's producers share a lock. Unbounded and
+// Bounded take separate producer and consumer locks, so a producer and a
+// consumer do not contend; Segmented's meet only when the consumer reaches
+// a message still being written; Chan, Fair and Priority have one lock.
+// Enqueue and Dequeue are O(1) (Unbounded's amortized) but for Priority's
+// O(log n), n = Len().
 //
 // None of them allocates per message in steady traffic: Unbounded's ring,
 // Priority's heap and Segmented's segments are recycled through a
 // process-wide pool per element type, which the garbage collector empties
-// when it goes unused, and a drained Unbounded or Segmented mailbox keeps at
-// most 64 slots. Len takes no lock: it reads atomic counters and returns the
+// when it goes unused. A backlog that outgrows the pool allocates: a
+// Segmented one segment per 256 messages (0.001-0.003 per message in the
+// fan-in runs above, whose producers outrun the consumer, each run after a
+// collection), an Unbounded a ring twice as large. A drained Unbounded
+// keeps at most 64 slots, and a Segmented none once a Dequeue has found it
+// empty. Len takes no lock: it reads atomic counters and returns the
 // exact count at one instant during the call.
 //
 // # Actors
@@ -320,28 +327,28 @@
 // performance targets. They are one machine's, a 2-core Intel Xeon, and
 // ratios, since its speed drifts; they vary with the machine and its load,
 // and the program (go -C bench run .) measures yours. A no-op job through
-// a pool of 8 workers costs 1.08x what it costs through a hand-written
+// a pool of 8 workers costs 1.02x what it costs through a hand-written
 // pool of goroutines reading one channel of 8 with one submitter, and
-// 1.96x with eight (that pool has no error handling, panic recovery or
+// 1.84x with eight (that pool has no error handling, panic recovery or
 // order guarantee); given the room of a channel of 1024 (WithQueueSize),
-// 2.10x a pool reading that channel. It is 3.5x faster than errgroup with
-// SetLimit with one submitter and 1.5x with eight, and allocates nothing
+// 2.00x a pool reading that channel. It is 3.5x faster than errgroup with
+// SetLimit with one submitter and 1.6x with eight, and allocates nothing
 // (errgroup 2 allocations per job). With GOMAXPROCS 8 and 16 on those 2
-// CPUs, as in a container with a CPU quota, it costs 2.0-2.1x the channel
-// pool with one submitter and 4.7-4.8x with eight. Through a batch a job
-// costs 1.13x (one submitter) and 1.24x (eight) what it costs through the
+// CPUs, as in a container with a CPU quota, it costs 1.9-2.1x the channel
+// pool with one submitter and 2.9-3.6x with eight. Through a batch a job
+// costs 1.12x (one submitter) and 1.20x (eight) what it costs through the
 // pool, allocating nothing; an empty batch, NewBatch and Wait, costs
-// 685 ns and 3 allocations. With uneven jobs a burst finishes in 1.001x a
-// shared queue's time and a stream at 80% and 90% load sees 1.03x and
+// 1013 ns and 3 allocations. With uneven jobs a burst finishes in 0.993x a
+// shared queue's time and a stream at 80% and 90% load sees 1.01x and
 // 0.98x its p99 time in system. A message told to an actor, from Tell to
-// the handler's return, costs 0.93x (one producer), 1.17x (four) and
-// 1.29x (eight) what it costs through a goroutine ranging over a buffered
-// channel of 1024, with no allocation (protoactor-go's actor: 2.2x and
-// 3.5x, one allocation); with a Bounded(1024, Backpressure) mailbox 0.93x
-// and 0.94x. Mailbox costs are in the table above; an idle actor adds
-// 414 bytes to its goroutine. A pool made WithFairShare costs 1.35x per
-// no-op job what a first-come-first-served one costs (303
-// against 224 ns), allocating nothing. WithMetrics, measured apart
+// the handler's return, costs 0.61x (one producer), 0.90x (four) and
+// 0.87x (eight) what it costs through a goroutine ranging over a buffered
+// channel of 1024, with no allocation (protoactor-go's actor: 2.7x and
+// 3.5x, one allocation); with a Segmented mailbox 0.72x, 0.63x and 0.64x.
+// Mailbox costs are in the table above; an idle actor adds 415 bytes to
+// its goroutine. A pool made WithFairShare costs 1.24x per
+// no-op job what a first-come-first-served one costs (346
+// against 280 ns), allocating nothing. WithMetrics, measured apart
 // (bench/results/metrics.txt), costs a pool nothing when absent; with a
 // Recorder that does nothing, a no-op job costs 1.9x (one submitter) and
 // 1.4-1.5x (eight), for three clock reads of 42-50 ns each on that

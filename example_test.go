@@ -54,6 +54,32 @@ func ExampleNewUnbounded() {
 	// stop
 }
 
+// Many goroutines telling one actor is fan-in, which a Segmented mailbox
+// is built for: its producers take no lock. Each sender's messages arrive
+// in the order it sent them.
+func ExampleNewSegmented() {
+	ctx := context.Background()
+	var total atomic.Int64
+	counter := crew.Spawn(ctx, func(_ context.Context, n int) error {
+		total.Add(int64(n))
+		return nil
+	}, crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewSegmented[int]() }))
+	var senders sync.WaitGroup
+	for range 8 {
+		senders.Go(func() {
+			for n := 1; n <= 1000; n++ {
+				_ = counter.Tell(ctx, n)
+			}
+		})
+	}
+	senders.Wait()
+	counter.Drain() // handle what is queued, then stop
+	<-counter.Done()
+	fmt.Println(total.Load())
+	// Output:
+	// 4004000
+}
+
 // A DropOldest mailbox keeps the latest messages and hands each one it
 // evicts to the drop hook, where an actor would record a dead letter.
 func ExampleBounded_OnDrop() {

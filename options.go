@@ -127,7 +127,9 @@ func WithName(name string) Option {
 // WithMailbox makes each actor (Spawn, SpawnRouter) take its mailbox from
 // newMailbox, which is called once per actor; the default is NewUnbounded.
 // Give each actor its own mailbox: a mailbox shared between actors makes Len
-// and dead letters meaningless.
+// and dead letters meaningless. An actor that many goroutines tell at once
+// is faster on a Segmented mailbox (see the package's "Choosing a
+// mailbox").
 //
 // For a pool (NewPool, NewGroup, WithContext), newMailbox makes the pool's
 // backlog, called once: the queue of jobs no worker has taken yet, which
