@@ -94,7 +94,7 @@ func NewSegmented[T any]() *Segmented[T] {
 }
 
 // Enqueue appends msg. It returns ErrMailboxClosed after Close and nil
-// otherwise; it never blocks, so ctx is ignored.
+// otherwise; it never waits for room, so ctx is ignored.
 func (s *Segmented[T]) Enqueue(_ context.Context, msg T) error {
 	// The tail, read before the ticket is taken, holds no later ticket
 	// than it: a segment becomes the tail once a ticket in it is out.
@@ -275,8 +275,9 @@ func segmentBackoff(spins int) {
 }
 
 // headOf returns segment id, where the consumers read, moving the head on
-// and recycling the segments it leaves; the consumers' lock is held, and some Enqueue
-// holds a ticket in the segment, which that Enqueue or another links.
+// and recycling the segments it leaves; the consumers' lock is held, and
+// some Enqueue holds a ticket in the segment, which that Enqueue or another
+// links.
 func (s *Segmented[T]) headOf(id uint64) *segment[T] {
 	for spins := 0; ; spins++ {
 		h := s.head.Load()
@@ -297,7 +298,6 @@ func (s *Segmented[T]) headOf(id uint64) *segment[T] {
 			}
 		}
 		segmentBackoff(spins) // the Enqueue that links it is at work
-
 	}
 }
 
