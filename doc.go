@@ -101,7 +101,8 @@
 // where Unbounded's and Bounded's producers share a lock. Unbounded and
 // Bounded take separate producer and consumer locks, so a producer and a
 // consumer do not contend; Segmented's meet only when the consumer reaches
-// a message still being written; Chan, Fair and Priority have one lock.
+// a message still being written, and at the lock that links and recycles
+// segments, once per 256 messages; Chan, Fair and Priority have one lock.
 // Enqueue and Dequeue are O(1) (Unbounded's amortized) but for Priority's
 // O(log n), n = Len().
 //
