@@ -322,10 +322,16 @@ func (s *Segmented[T]) releaseIfDrained(d uint64) {
 		h.ver.Add(1)
 		return
 	}
+	s.holdNone()
+	s.retire(h)
+}
+
+// holdNone leaves the mailbox holding no segment, once the caller has
+// taken them all out; linkMu and the consumers' lock are held.
+func (s *Segmented[T]) holdNone() {
 	s.head.Store(nil)
 	s.tail.Store(nil)
 	s.cur, s.curEnd = nil, 0
-	s.retire(h)
 }
 
 // Len reports the number of queued messages: the exact count at one
@@ -371,9 +377,7 @@ func (s *Segmented[T]) Close() []T {
 		s.recycle(seg)
 		seg = next
 	}
-	s.head.Store(nil)
-	s.tail.Store(nil)
-	s.cur, s.curEnd = nil, 0
+	s.holdNone()
 	s.linkMu.Unlock()
 	s.enqSeen = e
 	s.unlockHead(e)
