@@ -186,20 +186,22 @@ func spinsPerMicrosecond() float64 {
 	return n / (float64(best) / float64(time.Microsecond))
 }
 
-// emptyBatchCost is what NewBatch and Wait cost for a batch with no job:
-// the fixed cost of a request's batch.
+// emptyBatchCost is what NewBatch and Wait cost for a batch with no job,
+// beside what errgroup.WithContext and Wait cost for a group with none:
+// ns per batch, and the most allocations per batch of any run.
 type emptyBatchCost struct {
-	ns     float64
-	allocs int64
+	ns, errgroupNs         float64
+	allocs, errgroupAllocs int64
 }
 
-// measureEmptyBatch measures NewBatch + Wait on an idle pool of workers
-// workers, as go test -bench does: the median of runs.
+// measureEmptyBatch measures an empty batch on an idle pool of workers
+// workers, and an empty errgroup with a context, runs times each,
+// interleaved, keeping the medians.
 func measureEmptyBatch(workers, runs int) emptyBatchCost {
 	p := crew.NewGroup(workers)
 	defer p.Wait()
-	var ns []float64
-	var allocs int64
+	var ns, egNs []float64
+	var c emptyBatchCost
 	for range runs {
 		r := testing.Benchmark(func(b *testing.B) {
 			b.ReportAllocs()
@@ -212,9 +214,22 @@ func measureEmptyBatch(workers, runs int) emptyBatchCost {
 			}
 		})
 		ns = append(ns, float64(r.NsPerOp()))
-		allocs = max(allocs, r.AllocsPerOp())
+		c.allocs = max(c.allocs, r.AllocsPerOp())
+		r = testing.Benchmark(func(b *testing.B) {
+			b.ReportAllocs()
+			ctx := context.Background()
+			for range b.N {
+				g, _ := errgroup.WithContext(ctx)
+				if err := g.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		egNs = append(egNs, float64(r.NsPerOp()))
+		c.errgroupAllocs = max(c.errgroupAllocs, r.AllocsPerOp())
 	}
-	return emptyBatchCost{median(ns), allocs}
+	c.ns, c.errgroupNs = median(ns), median(egNs)
+	return c
 }
 
 // batchWork draws the requests of one run, with the run's seed: each

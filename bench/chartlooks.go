@@ -22,14 +22,15 @@ func rgb(hex uint32) color.Color {
 }
 
 // looks gives each contender its own colour and marker, the same in every
-// chart: d3's category10 and one more colour, and markers that tell apart
-// the contenders that share a shape.
+// chart: d3's category10 and a few more colours (black for the floor), and
+// markers that tell apart the contenders that share a shape.
 var looks = map[string]look{
 	crewName:          {rgb(0x1f77b4), marker{shape: circle, filled: true}},
 	"crew RoundRobin": {rgb(0x17becf), marker{shape: square, filled: true}},
 	"crew Random":     {rgb(0x9467bd), marker{shape: triangle, filled: true}},
 	crew1024Name:      {rgb(0x393b79), marker{shape: downTriangle, filled: true}},
 	crewBatchName:     {rgb(0x6b6ecf), marker{shape: downTriangle}},
+	floorName:         {rgb(0x000000), marker{shape: bar}},
 	baselineName:      {rgb(0xd62728), marker{shape: diamond, filled: true}},
 	chan1024Name:      {rgb(0xff7f0e), marker{shape: circle}},
 	shardsName:        {rgb(0x8c564b), marker{shape: square}},
@@ -69,6 +70,7 @@ const (
 	cross
 	plus
 	downTriangle
+	bar // a thick level line: the floor
 )
 
 // DrawGlyph implements draw.GlyphDrawer.
@@ -98,6 +100,9 @@ func (m marker) DrawGlyph(c *draw.Canvas, sty draw.GlyphStyle, pt vg.Point) {
 		path.Line(at(0.9, 0))
 		path.Line(at(0, -1.2))
 		path.Line(at(-0.9, 0))
+	case bar:
+		c.StrokeLine2(draw.LineStyle{Color: sty.Color, Width: vg.Points(3)}, at(-1.2, 0).X, pt.Y, at(1.2, 0).X, pt.Y)
+		return
 	case cross, plus:
 		d := 0.8
 		ends := [][2]vg.Point{{at(-d, -d), at(d, d)}, {at(-d, d), at(d, -d)}}

@@ -44,6 +44,8 @@ func contenders() []contender {
 		// The same pool, its jobs submitted through one batch: what a
 		// batch's bookkeeping costs per job.
 		{name: crewBatchName, start: startCrewBatch, overheadOnly: true},
+		// The least a pool with crew's guarantees costs around one lock.
+		{name: floorName, start: startFloor, overheadOnly: true},
 		{name: baselineName, start: channelPoolOf(0)},
 		// The same FIFO queue as the baseline in the burst and the
 		// stream: only its overhead differs.
@@ -60,6 +62,7 @@ const (
 	crewName      = "crew SmallestMailbox"
 	crew1024Name  = "crew SmallestMailbox, bound 1024"
 	crewBatchName = "crew SmallestMailbox, one batch"
+	floorName     = "floor (single-lock pool)"
 	baselineName  = "hand-written (shared chan)"
 	chan1024Name  = "hand-written (chan 1024)"
 	shardsName    = "hand-written (round-robin shards)"

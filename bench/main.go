@@ -6,7 +6,8 @@
 // scenario repeats the overhead scenario's no-op jobs at GOMAXPROCS 2, 8
 // and 16 (which it sets with runtime.GOMAXPROCS and restores after), with
 // 8, 64 and 1,024 workers and with 1 and 8 submitters, crew's pool against
-// the hand-written pool over a channel as large as the pool, errgroup and
+// the floor (a minimal single-lock pool with crew's guarantees), the
+// hand-written pool over a channel as large as the pool, errgroup and
 // conc. Its tenants scenario runs small requests on one pool beside a noisy
 // client's 2,000-job requests, first come, first served against
 // WithFairShare, and checks WithWeight's shares and what fair sharing costs

@@ -5,11 +5,14 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/crewlib/crew"
 )
 
 // The scaling scenario: the overhead scenario's no-op jobs at several
-// GOMAXPROCS, pool sizes and submitter counts, crew against the
-// hand-written pool over a channel as large as the pool, errgroup and conc.
+// GOMAXPROCS, pool sizes and submitter counts, crew against the floor (a
+// minimal single-lock pool), the hand-written pool over a channel as large
+// as the pool, errgroup and conc.
 
 // The grid of the scaling scenario.
 var (
@@ -18,15 +21,15 @@ var (
 	scalingSubmitters = []int{1, 8}
 )
 
-// The scaling scenario's targets hold crew to scalingLimit times the
-// hand-written pool with 8 workers (scalingTightLimit at GOMAXPROCS 2 with
-// one submitter) and to scalingWideLimit with more workers, and want it
-// scalingErrgroupSpeedup times as fast as errgroup with one submitter and
-// 8 workers.
+// The scaling scenario's targets hold crew to scalingFloorLimit times the
+// floor at every setting (what crew adds around its lock must stay small),
+// to scalingChanLimit times the hand-written pool with 8 workers and one
+// submitter, and want it scalingErrgroupSpeedup times as fast as errgroup
+// with one submitter, 8 workers and GOMAXPROCS 2, and faster than conc at
+// every setting.
 const (
-	scalingLimit           = 1.2
-	scalingTightLimit      = 1.1
-	scalingWideLimit       = 1.3
+	scalingFloorLimit      = 1.3
+	scalingChanLimit       = 1.2
 	scalingErrgroupSpeedup = 4
 )
 
@@ -63,10 +66,10 @@ type scalingResult struct {
 }
 
 // scalingContenders returns the contenders of the scaling scenario, in
-// report order: crew's default pool, the hand-written pool over one channel
-// of capacity workers, errgroup and conc.
+// report order: crew's default pool, the floor, the hand-written pool over
+// one channel of capacity workers, errgroup and conc.
 func scalingContenders() []contender {
-	names := []string{crewName, baselineName, errgroupName, concName}
+	names := []string{crewName, floorName, baselineName, errgroupName, concName}
 	return slices.DeleteFunc(contenders(), func(c contender) bool { return !slices.Contains(names, c.name) })
 }
 
@@ -115,23 +118,24 @@ func (r *report) scalingRun() []scalingSetting {
 // of crew against the others per setting, then a table per setting.
 func (r *report) scalingMarkdown(p func(format string, a ...any)) {
 	p("## 9. Scaling: GOMAXPROCS, workers and submitters\n\n")
-	p("The overhead scenario's no-op jobs, %d per contender, setting and run, at every setting of GOMAXPROCS %s (set by the program for the setting's runs and restored after; this machine has %d CPUs), %s workers and %s submitters. crew is crew's default pool, %s; the hand-written pool's channel holds as many jobs as the pool has workers; errgroup has SetLimit(workers) and conc WithMaxGoroutines(workers). Start-up and wait included; the median of %d runs, contenders interleaved run by run; allocations from runtime.MemStats. First each setting's ratios, each a contender's time per job over the other's, then a table per setting.\n\n",
+	p("The overhead scenario's no-op jobs, %d per contender, setting and run, at every setting of GOMAXPROCS %s (set by the program for the setting's runs and restored after; this machine has %d CPUs), %s workers and %s submitters. crew is crew's default pool, %s; the floor is a minimal pool around one lock (a ring of workers×%d waiting jobs, as many as crew's default pool holds, a stack of idle workers each parked on its own channel, a FIFO list of blocked Submits, crew's lock discipline); the hand-written pool's channel holds as many jobs as the pool has workers; errgroup has SetLimit(workers) and conc WithMaxGoroutines(workers). Start-up and wait included; the median of %d runs, contenders interleaved run by run; allocations from runtime.MemStats. First each setting's ratios, each a contender's time per job over the other's, then a table per setting.\n\n",
 		r.scalingJobs, joinInts(scalingProcs), runtime.NumCPU(), joinInts(scalingWorkers), joinInts(scalingSubmitters),
-		crewName, r.scalingRuns)
-	p("| setting | crew vs hand-written (shared chan) | errgroup vs crew | conc vs crew | crew allocs/job |\n|---|---|---|---|---|\n")
+		crewName, crew.DefaultQueueSize, r.scalingRuns)
+	p("| setting | crew vs floor | crew vs hand-written (shared chan) | floor vs hand-written | errgroup vs crew | conc vs crew | crew allocs/job |\n|---|---|---|---|---|---|---|\n")
 	for _, s := range r.scalingRun() {
-		c, base := r.scalingOf(crewName, s), r.scalingOf(baselineName, s)
+		c, fl, base := r.scalingOf(crewName, s), r.scalingOf(floorName, s), r.scalingOf(baselineName, s)
 		eg, cc := r.scalingOf(errgroupName, s), r.scalingOf(concName, s)
-		p("| %s | %.2fx | %.2fx | %.2fx | %.3f |\n", s, c.nsPerJob/base.nsPerJob, eg.nsPerJob/c.nsPerJob, cc.nsPerJob/c.nsPerJob, c.allocsPJob)
+		p("| %s | %.2fx | %.2fx | %.2fx | %.2fx | %.2fx | %.3f |\n", s, c.nsPerJob/fl.nsPerJob, c.nsPerJob/base.nsPerJob,
+			fl.nsPerJob/base.nsPerJob, eg.nsPerJob/c.nsPerJob, cc.nsPerJob/c.nsPerJob, c.allocsPJob)
 	}
 	p("\n")
 	for _, s := range r.scalingRun() {
 		p("### %s\n\n", s)
-		p("| contender | ns/job | allocs/job | vs hand-written (shared chan) |\n|---|---|---|---|\n")
-		base := r.scalingOf(baselineName, s)
+		p("| contender | ns/job | allocs/job | vs floor | vs hand-written (shared chan) |\n|---|---|---|---|---|\n")
+		fl, base := r.scalingOf(floorName, s), r.scalingOf(baselineName, s)
 		for _, x := range r.scaling {
 			if x.scalingSetting == s {
-				p("| %s | %.1f | %.3f | %.2fx |\n", x.name, x.nsPerJob, x.allocsPJob, x.nsPerJob/base.nsPerJob)
+				p("| %s | %.1f | %.3f | %.2fx | %.2fx |\n", x.name, x.nsPerJob, x.allocsPJob, x.nsPerJob/fl.nsPerJob, x.nsPerJob/base.nsPerJob)
 			}
 		}
 		p("\n")
@@ -139,42 +143,51 @@ func (r *report) scalingMarkdown(p func(format string, a ...any)) {
 }
 
 // scalingTargets checks the scaling scenario's figures against crew's
-// targets, for the settings r has figures for: crew against the
-// hand-written pool at each setting, against errgroup with one submitter
-// and 8 workers, and crew's allocations at all of them.
+// targets, for the settings r has figures for: crew against the floor at
+// each setting, against the hand-written pool with 8 workers and one
+// submitter, against errgroup with one submitter, 8 workers and GOMAXPROCS
+// 2, against conc and its allocations at every setting (one row each, for
+// the worst setting).
 func (r *report) scalingTargets() []target {
 	var ts []target
 	run := r.scalingRun()
-	vsBase := func(s scalingSetting, limit float64) {
-		c, base := r.scalingOf(crewName, s), r.scalingOf(baselineName, s)
-		if c.nsPerJob > 0 && base.nsPerJob > 0 {
-			x := c.nsPerJob / base.nsPerJob
-			ts = append(ts, target{fmt.Sprintf("scaling, %s: <= %gx the hand-written pool (shared chan, capacity = workers)", s, limit),
-				fmt.Sprintf("%.2fx (crew %.0f vs %s %.0f ns/job)", x, c.nsPerJob, baselineName, base.nsPerJob), x <= limit})
+	vs := func(s scalingSetting, other, what string, limit float64) {
+		c, o := r.scalingOf(crewName, s), r.scalingOf(other, s)
+		if c.nsPerJob > 0 && o.nsPerJob > 0 {
+			x := c.nsPerJob / o.nsPerJob
+			ts = append(ts, target{fmt.Sprintf("scaling, %s: <= %gx %s", s, limit, what),
+				fmt.Sprintf("%.2fx (crew %.0f vs %s %.0f ns/job)", x, c.nsPerJob, other, o.nsPerJob), x <= limit})
 		}
 	}
 	for _, s := range run {
-		if s.workers == 8 {
-			vsBase(s, scalingLimit)
-		}
+		vs(s, floorName, "the floor (single-lock pool)", scalingFloorLimit)
 	}
 	for _, s := range run {
-		if s.workers == 8 && s.procs == 2 && s.submitters == 1 {
-			vsBase(s, scalingTightLimit)
-		}
-	}
-	for _, s := range run {
-		if s.workers > 8 {
-			vsBase(s, scalingWideLimit)
+		if s.workers == 8 && s.submitters == 1 {
+			vs(s, baselineName, "the hand-written pool (shared chan, capacity = workers)", scalingChanLimit)
 		}
 	}
 	for _, s := range run {
 		c, eg := r.scalingOf(crewName, s), r.scalingOf(errgroupName, s)
-		if s.workers == 8 && s.submitters == 1 && c.nsPerJob > 0 && eg.nsPerJob > 0 {
+		if s.workers == 8 && s.submitters == 1 && s.procs == 2 && c.nsPerJob > 0 && eg.nsPerJob > 0 {
 			x := eg.nsPerJob / c.nsPerJob
 			ts = append(ts, target{fmt.Sprintf("scaling, %s: >= %dx faster than errgroup", s, scalingErrgroupSpeedup),
 				fmt.Sprintf("%.2fx faster (crew %.0f vs errgroup %.0f ns/job)", x, c.nsPerJob, eg.nsPerJob), x >= scalingErrgroupSpeedup})
 		}
+	}
+	// One row for conc: the setting where crew comes closest to it, or
+	// passes it.
+	var closest scalingSetting
+	worst := 0.0
+	for _, s := range run {
+		if c, cc := r.scalingOf(crewName, s), r.scalingOf(concName, s); c.nsPerJob > 0 && cc.nsPerJob > 0 && c.nsPerJob/cc.nsPerJob > worst {
+			closest, worst = s, c.nsPerJob/cc.nsPerJob
+		}
+	}
+	if worst > 0 {
+		c, cc := r.scalingOf(crewName, closest), r.scalingOf(concName, closest)
+		ts = append(ts, target{"scaling, every setting: faster than conc",
+			fmt.Sprintf("%.2fx conc's time at most (%s: crew %.0f vs conc %.0f ns/job)", worst, closest, c.nsPerJob, cc.nsPerJob), worst < 1})
 	}
 	// One row for the allocations: the most at any setting, and where.
 	var most scalingResult
