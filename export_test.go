@@ -2,8 +2,6 @@ package crew
 
 import (
 	"context"
-	"fmt"
-	"strings"
 	"sync/atomic"
 )
 
@@ -12,11 +10,7 @@ import (
 func BoundedWaiters[T any](b *Bounded[T]) int {
 	b.tailMu.Lock()
 	defer b.tailMu.Unlock()
-	n := 0
-	for w := b.waiting.first; w != nil; w = w.next {
-		n++
-	}
-	return n
+	return b.waiting.Len()
 }
 
 // PriorityCap reports the capacity of p's heap slice, to check that a
@@ -33,75 +27,29 @@ func BoundedWaitersOf[T any](r *Ref[T]) int {
 	return BoundedWaiters(r.mb.(*Bounded[T]))
 }
 
-// PoolBlocked reports how many Submits are blocked on p, waiting for room.
-func PoolBlocked[T any](p *Pool[T]) int {
-	p.d.mu.Lock()
-	defer p.d.mu.Unlock()
-	n := 0
-	for w := p.d.waiting.first; w != nil; w = w.next {
-		n++
-	}
-	if p.d.fair != nil {
-		for s := p.d.fair.blocked.first; s != nil; s = s.next {
-			for w := s.waiting.first; w != nil; w = w.next {
-				n++
-			}
-		}
-	}
-	return n
-}
+// PoolBlocked reports how many Submits are blocked on p, waiting for room,
+// counted in the scheduler's lines.
+func PoolBlocked[T any](p *Pool[T]) int { return p.s.BlockedInLine() }
 
 // PoolTenants reports how many tenants' shares p, a pool WithFairShare,
 // keeps.
-func PoolTenants[T any](p *Pool[T]) int {
-	p.d.mu.Lock()
-	defer p.d.mu.Unlock()
-	return len(p.d.fair.tenants)
-}
+func PoolTenants[T any](p *Pool[T]) int { return p.s.Tenants() }
 
 // FairLeftovers says what p's fair order still holds, once every batch
 // of p, a pool WithFairShare, was waited for and p's Wait returned: ""
 // if nothing.
-func FairLeftovers[T any](p *Pool[T]) string {
-	p.d.mu.Lock()
-	defer p.d.mu.Unlock()
-	fq, own := p.d.fair, p.d.own.share
-	var left []string
-	if n := len(fq.tenants); n > 0 {
-		left = append(left, fmt.Sprintf("%d tenants", n))
-	}
-	if fq.blocked.first != nil || fq.blocked.last != nil {
-		left = append(left, "blocked shares")
-	}
-	if n := fq.runnable.len(); n > 0 {
-		left = append(left, fmt.Sprintf("%d runnable shares", n))
-	}
-	if own.running != 0 || own.queued != 0 || own.waiting.first != nil {
-		left = append(left, fmt.Sprintf("the pool's own share: %d running, %d queued", own.running, own.queued))
-	}
-	return strings.Join(left, "; ")
-}
+func FairLeftovers[T any](p *Pool[T]) string { return p.s.FairLeftovers() }
 
 // ShareVT reports the virtual time of b's share, in a pool WithFairShare.
-func ShareVT[T any](b *Batch[T]) float64 {
-	d := &b.pool.d
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return b.flow.share.vt
-}
+func ShareVT[T any](b *Batch[T]) float64 { return b.pool.s.VT(&b.rec) }
 
 // PoolIdle reports how many of p's workers are idle.
-func PoolIdle[T any](p *Pool[T]) int {
-	p.d.mu.Lock()
-	defer p.d.mu.Unlock()
-	return p.d.idle.n
-}
+func PoolIdle[T any](p *Pool[T]) int { return p.s.Idle() }
 
 // PoolClosed reports whether Wait has begun closing p.
 func PoolClosed[T any](p *Pool[T]) bool {
-	p.d.mu.Lock()
-	defer p.d.mu.Unlock()
-	return p.d.drained != nil
+	closed, _ := p.s.Closed(nil)
+	return closed
 }
 
 // WorkerIndex reports which worker of its pool handed a job ctx, or -1.
@@ -115,23 +63,12 @@ func WorkerIndex(ctx context.Context) int {
 
 // PoolDeadWorkers reports how many of p's workers a job's runtime.Goexit
 // ended.
-func PoolDeadWorkers[T any](p *Pool[T]) int {
-	p.d.mu.Lock()
-	defer p.d.mu.Unlock()
-	n := 0
-	for _, w := range p.d.workers {
-		if w.dead {
-			n++
-		}
-	}
-	return n
-}
+func PoolDeadWorkers[T any](p *Pool[T]) int { return p.s.Dead() }
 
 // BatchClosed reports whether b's Wait has begun.
 func BatchClosed[T any](b *Batch[T]) bool {
-	b.pool.d.mu.Lock()
-	defer b.pool.d.mu.Unlock()
-	return b.closed()
+	_, closed := b.pool.s.Closed(&b.rec)
+	return closed
 }
 
 // RefLoad reports r's load: its queued messages plus the one in flight,

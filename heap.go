@@ -1,5 +1,7 @@
 package crew
 
+import "github.com/crewlib/crew/internal/queue"
+
 // A prioItem is a queued message with its arrival number.
 type prioItem[T any] struct {
 	msg T
@@ -12,8 +14,8 @@ type prioItem[T any] struct {
 // goes back to it. Its owner guards it.
 type prioHeap[T any] struct {
 	h      []prioItem[T]
-	box    *slab[prioItem[T]] // holds h's array if it came from bufs
-	bufs   *slabs[prioItem[T]]
+	box    *queue.Slab[prioItem[T]] // holds h's array if it came from bufs
+	bufs   *queue.Slabs[prioItem[T]]
 	less   func(a, b T) bool
 	stable bool
 }
@@ -50,7 +52,7 @@ func (q *prioHeap[T]) add(it prioItem[T]) {
 }
 
 // pop removes and returns the first item, or ok == false if there is none.
-// A heap it drains gives back an array larger than keptRingSlots.
+// A heap it drains gives back an array larger than queue.KeptRingSlots.
 func (q *prioHeap[T]) pop() (it prioItem[T], ok bool) {
 	last := len(q.h) - 1
 	if last < 0 {
@@ -61,7 +63,7 @@ func (q *prioHeap[T]) pop() (it prioItem[T], ok bool) {
 	q.h[last] = prioItem[T]{}
 	q.h = q.h[:last]
 	q.down(0)
-	if last == 0 && cap(q.h) > keptRingSlots {
+	if last == 0 && cap(q.h) > queue.KeptRingSlots {
 		q.release()
 	}
 	return it, true
@@ -70,7 +72,7 @@ func (q *prioHeap[T]) pop() (it prioItem[T], ok bool) {
 // grow doubles the heap's array, taking the new one from bufs and giving
 // the old one back.
 func (q *prioHeap[T]) grow() {
-	buf, box := q.bufs.take(max(2*cap(q.h), minRingSlots))
+	buf, box := q.bufs.Take(max(2*cap(q.h), queue.MinRingSlots))
 	n := copy(buf, q.h)
 	clear(q.h)
 	q.release()
@@ -80,7 +82,7 @@ func (q *prioHeap[T]) grow() {
 // release gives the heap's array, every slot of which is zero, back to
 // bufs.
 func (q *prioHeap[T]) release() {
-	q.bufs.give(q.box)
+	q.bufs.Give(q.box)
 	q.h, q.box = nil, nil
 }
 

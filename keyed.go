@@ -2,7 +2,8 @@ package crew
 
 import (
 	"fmt"
-	"hash/maphash"
+
+	"github.com/crewlib/crew/internal/keys"
 )
 
 // WithKey makes a typed pool, or a router from SpawnRouter, keep the jobs of
@@ -43,7 +44,7 @@ func WithKey[T any, K comparable](key func(T) K) Option {
 	}
 	return func(o *options) {
 		o.set |= optKey
-		o.keyed = func() any { return newKeyFlows(key) }
+		o.keyed = func() any { return keys.NewIndex(key) }
 	}
 }
 
@@ -67,136 +68,22 @@ func WithConsistentHash[T any, K comparable](key func(T) K) Option {
 	}
 	return func(o *options) {
 		o.set |= optKey
-		o.keyed = func() any { return &rendezvous[T, K]{key: key, seed: maphash.MakeSeed()} }
+		o.keyed = func() any { return keys.NewPin(key) }
 	}
 }
 
 // keyedFor makes the keyed dispatch WithKey or WithConsistentHash asked
-// for, for a pool or router (owner) whose jobs or messages (noun) are T: a
-// flow per key, or a pin.
-func keyedFor[T any](o *options, owner, noun string) (keyFlows[T], keyPin[T]) {
+// for, for a pool or router (owner) whose jobs or messages (noun) are T: an
+// index of the keys with work, or a pin.
+func keyedFor[T any](o *options, owner, noun string) (keys.Index[T], keys.Pin[T]) {
 	if o.newMailbox != nil {
 		panic("crew: WithKey and WithConsistentHash need the " + owner + "'s own mailbox: drop WithMailbox")
 	}
 	switch k := o.keyed().(type) {
-	case keyFlows[T]:
+	case keys.Index[T]:
 		return k, nil
-	case keyPin[T]:
+	case keys.Pin[T]:
 		return nil, k
 	}
 	panic(fmt.Sprintf("crew: WithKey or WithConsistentHash: the key function does not take %T %s", *new(T), noun))
-}
-
-// keyFlows is WithKey's table of flows, one per key with a job queued or
-// running, each with a limit of 1, so that the key's jobs run one at a
-// time, in order: a keyed pool dispatches them as it does every flow, and
-// a keyed router holds a message back while its key is busy (see
-// routerKeys). Its owner guards it with a lock.
-type keyFlows[T any] interface {
-	// flow returns the flow of job's key, made if the key has none.
-	flow(job T) *flow[T]
-	// release forgets f, which has no job left, and its key.
-	release(f *flow[T])
-	// each calls visit with every flow, which may release it.
-	each(visit func(*flow[T]))
-	// active reports the keys with a flow.
-	active() int
-}
-
-// keyFlowTable is WithKey's keyFlows. It reads a job's key once, in flow,
-// and keeps it beside the flow (keys[f.key]) until release: reading it
-// again there would find whatever the job made of it.
-type keyFlowTable[T any, K comparable] struct {
-	key  func(T) K
-	m    map[K]*flow[T]
-	keys []K                   // each flow's key, by flow.key; a released flow keeps its slot
-	free []*flow[T]            // released flows, reused by the next keys
-	bufs *slabs[waitingJob[T]] // the flows' buffers, recycled process-wide
-}
-
-func newKeyFlows[T any, K comparable](key func(T) K) *keyFlowTable[T, K] {
-	return &keyFlowTable[T, K]{key: key, m: make(map[K]*flow[T]), bufs: shared[slabs[waitingJob[T]]]()}
-}
-
-func (t *keyFlowTable[T, K]) flow(job T) *flow[T] {
-	k := t.key(job)
-	if k != k {
-		// A NaN (or a key holding one) would never be found again: its
-		// entry would stay, and its jobs would not keep their order.
-		panic("crew: WithKey: the key function returned a key that equals no key (NaN)")
-	}
-	if f, ok := t.m[k]; ok {
-		return f
-	}
-	var f *flow[T]
-	if n := len(t.free); n > 0 {
-		f, t.free = t.free[n-1], t.free[:n-1]
-	} else {
-		f = &flow[T]{limit: 1, q: ring[waitingJob[T]]{bufs: t.bufs}, key: len(t.keys)}
-		t.keys = append(t.keys, k)
-	}
-	t.m[k], t.keys[f.key] = f, k
-	return f
-}
-
-func (t *keyFlowTable[T, K]) release(f *flow[T]) {
-	var zero K
-	delete(t.m, t.keys[f.key])
-	t.keys[f.key] = zero // holds nothing the key pointed to
-	// A flow that held a burst gives its buffer back to be recycled; a
-	// small one stays with the flow. The free list is never longer than
-	// the most keys with jobs at once.
-	if len(f.q.buf) > minRingSlots {
-		f.q.release()
-	}
-	t.free = append(t.free, f)
-}
-
-func (t *keyFlowTable[T, K]) each(visit func(*flow[T])) {
-	for _, f := range t.m {
-		visit(f)
-	}
-}
-
-func (t *keyFlowTable[T, K]) active() int { return len(t.m) }
-
-// A keyPin maps each job to the worker its key is pinned to
-// (WithConsistentHash).
-type keyPin[T any] interface {
-	// place returns the worker among n for job, or -1 if none is up.
-	place(job T, n int, up func(int) bool) int
-	// flows returns a table of flows by key, in which a router keeps
-	// each key's messages out and those waiting behind them.
-	flows() keyFlows[T]
-}
-
-// rendezvous is WithConsistentHash's pin.
-type rendezvous[T any, K comparable] struct {
-	key  func(T) K
-	seed maphash.Seed
-}
-
-func (r *rendezvous[T, K]) place(job T, n int, up func(int) bool) int {
-	h := maphash.Comparable(r.seed, r.key(job))
-	best, bestScore := -1, uint64(0)
-	for w := range n {
-		if !up(w) {
-			continue // its keys move to the next highest: others stay
-		}
-		if s := mix(h ^ uint64(w+1)*0x9e3779b97f4a7c15); best < 0 || s > bestScore {
-			best, bestScore = w, s
-		}
-	}
-	return best
-}
-
-func (r *rendezvous[T, K]) flows() keyFlows[T] { return newKeyFlows(r.key) }
-
-// mix is splitmix64's finalizer: a bijection that spreads every input bit.
-func mix(x uint64) uint64 {
-	x ^= x >> 30
-	x *= 0xbf58476d1ce4e5b9
-	x ^= x >> 27
-	x *= 0x94d049bb133111eb
-	return x ^ x>>31
 }

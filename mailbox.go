@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/crewlib/crew/internal/queue"
 )
 
 // A Mailbox is the queue an actor drains. Every mailbox in this package is
@@ -139,13 +141,13 @@ func (o Overflow) String() string {
 // An Unbounded is safe for concurrent use. The zero value is not usable:
 // create one with NewUnbounded.
 type Unbounded[T any] struct {
-	bufs *slabs[T] // shared by all Unbounded[T]; set by NewUnbounded
+	bufs *queue.Slabs[T] // shared by all Unbounded[T]; set by NewUnbounded
 
 	// buf and box change only while both locks are held, so each side reads
 	// them under its own. Message p (counting from 0 since NewUnbounded)
 	// lives in buf[p&(len(buf)-1)]; len(buf) is 0 or a power of two.
 	buf []T
-	box *slab[T] // holds buf if it came from bufs
+	box *queue.Slab[T] // holds buf if it came from bufs
 
 	// Each side's lock, position and cached copy of the other side's
 	// position share a cache line of their own. A side reads the other's
@@ -169,7 +171,7 @@ type Unbounded[T any] struct {
 // NewUnbounded returns an empty Unbounded mailbox. It allocates its buffer on
 // the first Enqueue.
 func NewUnbounded[T any]() *Unbounded[T] {
-	return &Unbounded[T]{bufs: shared[slabs[T]]()}
+	return &Unbounded[T]{bufs: queue.Shared[queue.Slabs[T]]()}
 }
 
 // Enqueue appends msg. It returns ErrMailboxClosed after Close and nil
@@ -203,8 +205,8 @@ func (u *Unbounded[T]) grow(t uint64) {
 	if t-h < uint64(len(u.buf)) {
 		return
 	}
-	size := max(2*len(u.buf), minRingSlots)
-	buf, box := u.bufs.take(size)
+	size := max(2*len(u.buf), queue.MinRingSlots)
+	buf, box := u.bufs.Take(size)
 	for p := h; p < t; p++ {
 		buf[p&uint64(size-1)] = u.buf[p&uint64(len(u.buf)-1)]
 	}
@@ -216,7 +218,7 @@ func (u *Unbounded[T]) grow(t uint64) {
 // release drops the buffer, recycling it if it came from the pool. Both
 // locks are held, and every slot is zero: dequeued or cleared by the caller.
 func (u *Unbounded[T]) release() {
-	u.bufs.give(u.box)
+	u.bufs.Give(u.box)
 	u.buf, u.box = nil, nil
 }
 
@@ -236,7 +238,7 @@ func (u *Unbounded[T]) Dequeue() (msg T, ok bool) {
 	i := h & uint64(len(u.buf)-1)
 	msg, u.buf[i] = u.buf[i], zero
 	u.head.Store(h + 1) // after clearing: the producer may now reuse the slot
-	if h+1 == t && len(u.buf) > keptRingSlots {
+	if h+1 == t && len(u.buf) > queue.KeptRingSlots {
 		u.releaseIfDrained()
 	}
 	u.headMu.Unlock()

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/crewlib/crew/internal/queue"
 )
 
 // A Bounded is a FIFO mailbox on a fixed ring of capacity slots, allocated
@@ -36,7 +38,7 @@ type Bounded[T any] struct {
 	buf      []T
 	capacity uint64
 	overflow Overflow
-	waiters  *freeList[waiter[T]] // shared by all Bounded[T]
+	waiters  *queue.Waiters[T] // shared by all Bounded[T]
 	hook     atomic.Pointer[func(T, error)]
 	dropped  atomic.Int64 // messages discarded by DropNewest or DropOldest
 
@@ -65,10 +67,10 @@ type Bounded[T any] struct {
 	_        [64]byte
 
 	// The producers' side. Lock order: tailMu before headMu.
-	tailMu   sync.Mutex  // guards writing the slot at tail, and the fields below
-	tailIdx  int         // index in buf of position tail
-	headSeen uint64      // a past value of head
-	waiting  waitList[T] // blocked Backpressure senders, oldest first
+	tailMu   sync.Mutex                  // guards writing the slot at tail, and the fields below
+	tailIdx  int                         // index in buf of position tail
+	headSeen uint64                      // a past value of head
+	waiting  queue.List[queue.Waiter[T]] // blocked Backpressure senders, oldest first
 	closed   bool
 }
 
@@ -86,7 +88,7 @@ func NewBounded[T any](capacity int, overflow Overflow) *Bounded[T] {
 		buf:      make([]T, capacity),
 		capacity: uint64(capacity),
 		overflow: overflow,
-		waiters:  shared[freeList[waiter[T]]](),
+		waiters:  queue.Shared[queue.Waiters[T]](),
 	}
 }
 
@@ -103,7 +105,7 @@ func (b *Bounded[T]) Enqueue(ctx context.Context, msg T) error {
 		b.tailMu.Unlock()
 		return ErrMailboxClosed
 	}
-	if b.waiting.first == nil && b.room() {
+	if b.waiting.Len() == 0 && b.room() {
 		b.push(msg)
 		b.tailMu.Unlock()
 		return nil
@@ -189,12 +191,9 @@ func (b *Bounded[T]) wait(ctx context.Context, msg T) error {
 		b.tailMu.Unlock()
 		return err
 	}
-	w := b.waiters.get()
-	if w.ready == nil {
-		w.ready = make(chan struct{}, 1)
-	}
-	w.msg = msg
-	b.waiting.push(w)
+	w := b.waiters.Get()
+	w.Msg = msg
+	b.waiting.PushBack(&w.Links)
 	// Count the waiter before looking at head once more: a Dequeue stores
 	// head before it reads nwait, so either it sees this waiter and admits
 	// it, or admit here sees the room that Dequeue freed. No wake-up is lost.
@@ -204,27 +203,27 @@ func (b *Bounded[T]) wait(ctx context.Context, msg T) error {
 
 	var err error
 	if done := ctx.Done(); done == nil {
-		err = w.outcome() // a context that never ends: a plain receive is cheaper
+		err = w.Outcome() // a context that never ends: a plain receive is cheaper
 	} else {
 		select {
-		case <-w.ready:
-			err, w.err = w.err, nil
+		case <-w.Ready():
+			err = w.Received()
 		case <-done:
 			err = b.withdraw(ctx, w)
 		}
 	}
 	var zero T
-	w.msg = zero
-	b.waiters.put(w)
+	w.Msg = zero
+	b.waiters.Put(w)
 	return err
 }
 
 // withdraw takes w out of the waiter list after its context ended, and
 // returns what Enqueue should: ctx.Err(), unless w was admitted or the
 // mailbox closed first.
-func (b *Bounded[T]) withdraw(ctx context.Context, w *waiter[T]) error {
+func (b *Bounded[T]) withdraw(ctx context.Context, w *queue.Waiter[T]) error {
 	b.tailMu.Lock()
-	if w.queued {
+	if w.Links.Listed() {
 		b.unlink(w) // still waiting: the caller keeps msg
 		b.tailMu.Unlock()
 		return ctx.Err()
@@ -233,22 +232,22 @@ func (b *Bounded[T]) withdraw(ctx context.Context, w *waiter[T]) error {
 	// tailMu was held, so this receive does not block; if msg was accepted,
 	// reporting ctx.Err() would be a lie.
 	b.tailMu.Unlock()
-	return w.outcome()
+	return w.Outcome()
 }
 
 // admit moves blocked senders' messages into the ring, oldest first, while
 // there is room. tailMu is held.
 func (b *Bounded[T]) admit() {
-	for w := b.waiting.first; w != nil && b.room(); w = b.waiting.first {
+	for w := b.waiting.Front(); w != nil && b.room(); w = b.waiting.Front() {
 		b.unlink(w)
-		b.push(w.msg)
-		w.answer(nil)
+		b.push(w.Msg)
+		w.Answer(nil)
 	}
 }
 
 // unlink removes w from the waiter list. tailMu is held.
-func (b *Bounded[T]) unlink(w *waiter[T]) {
-	b.waiting.remove(w)
+func (b *Bounded[T]) unlink(w *queue.Waiter[T]) {
+	b.waiting.Remove(&w.Links)
 	b.nwait.Add(-1)
 }
 
@@ -354,10 +353,9 @@ func (b *Bounded[T]) Close() []T {
 	b.head.Store(t)
 	b.headSeen, b.tailSeen = t, t
 	b.buf = nil
-	for b.waiting.first != nil {
-		w := b.waiting.first
+	for w := b.waiting.Front(); w != nil; w = b.waiting.Front() {
 		b.unlink(w)
-		w.answer(ErrMailboxClosed)
+		w.Answer(ErrMailboxClosed)
 	}
 	return rest
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+
+	"github.com/crewlib/crew/internal/queue"
 )
 
 // A Fair is an unbounded mailbox that keeps one FIFO sub-queue per key and
@@ -27,22 +29,22 @@ type Fair[T any, K comparable] struct {
 	n   atomic.Int64 // queued messages; written under mu, read lock-free by Len
 	key func(T) K
 
-	mu     sync.Mutex             // guards the fields below
-	queues map[K]*fairQueue[T, K] // sub-queues of the keys with messages
-	turn   ring[*fairQueue[T, K]] // those sub-queues in serving order
-	free   []*fairQueue[T, K]     // drained sub-queues kept for reuse
-	peak   int                    // most keys in queues since it was made
+	mu     sync.Mutex                   // guards the fields below
+	queues map[K]*fairQueue[T, K]       // sub-queues of the keys with messages
+	turn   queue.Ring[*fairQueue[T, K]] // those sub-queues in serving order
+	free   []*fairQueue[T, K]           // drained sub-queues kept for reuse
+	peak   int                          // most keys in queues since it was made
 	closed bool
 }
 
 // A fairQueue is the FIFO sub-queue of one key.
 type fairQueue[T any, K comparable] struct {
 	key K
-	q   ring[T]
+	q   queue.Ring[T]
 }
 
 // keptFairQueues is how many drained sub-queues (each with a buffer of at
-// most keptRingSlots) a Fair keeps for reuse by new keys.
+// most queue.KeptRingSlots) a Fair keeps for reuse by new keys.
 const keptFairQueues = 16
 
 // NewFair returns an empty Fair mailbox that groups messages by key(msg). It
@@ -75,9 +77,9 @@ func (f *Fair[T, K]) Enqueue(_ context.Context, msg T) error {
 		fq = f.newQueue(k)
 		f.queues[k] = fq
 		f.peak = max(f.peak, len(f.queues))
-		f.turn.push(fq)
+		f.turn.Push(fq)
 	}
-	fq.q.push(msg)
+	fq.q.Push(msg)
 	f.n.Add(1)
 	return nil
 }
@@ -98,14 +100,14 @@ func (f *Fair[T, K]) newQueue(k K) *fairQueue[T, K] {
 func (f *Fair[T, K]) Dequeue() (msg T, ok bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	fq, ok := f.turn.pop()
+	fq, ok := f.turn.Pop()
 	if !ok {
 		return msg, false
 	}
-	msg, _ = fq.q.pop()
+	msg, _ = fq.q.Pop()
 	f.n.Add(-1)
-	if fq.q.n > 0 {
-		f.turn.push(fq)
+	if fq.q.Len() > 0 {
+		f.turn.Push(fq)
 	} else {
 		f.retire(fq)
 	}
@@ -120,11 +122,11 @@ func (f *Fair[T, K]) retire(fq *fairQueue[T, K]) {
 	delete(f.queues, fq.key)
 	var zero K
 	fq.key = zero
-	fq.q.shrinkIfDrained()
+	fq.q.ShrinkIfDrained()
 	if len(f.free) < keptFairQueues {
 		f.free = append(f.free, fq)
 	}
-	if live := len(f.queues); f.peak > keptRingSlots && live <= f.peak/4 {
+	if live := len(f.queues); f.peak > queue.KeptRingSlots && live <= f.peak/4 {
 		queues := make(map[K]*fairQueue[T, K], live)
 		for k, q := range f.queues {
 			queues[k] = q
@@ -132,7 +134,7 @@ func (f *Fair[T, K]) retire(fq *fairQueue[T, K]) {
 		f.queues, f.peak = queues, live
 	}
 	if len(f.queues) == 0 {
-		f.turn.shrinkIfDrained()
+		f.turn.ShrinkIfDrained()
 	}
 }
 
@@ -161,17 +163,17 @@ func (f *Fair[T, K]) Close() []T {
 		rest = make([]T, 0, n)
 	}
 	for {
-		fq, ok := f.turn.pop()
+		fq, ok := f.turn.Pop()
 		if !ok {
 			break
 		}
-		msg, _ := fq.q.pop()
+		msg, _ := fq.q.Pop()
 		rest = append(rest, msg)
-		if fq.q.n > 0 {
-			f.turn.push(fq)
+		if fq.q.Len() > 0 {
+			f.turn.Push(fq)
 		}
 	}
-	f.queues, f.free, f.turn = nil, nil, ring[*fairQueue[T, K]]{}
+	f.queues, f.free, f.turn = nil, nil, queue.Ring[*fairQueue[T, K]]{}
 	f.n.Store(0)
 	return rest
 }

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+
+	"github.com/crewlib/crew/internal/queue"
 )
 
 // A Priority is a mailbox that hands out the most urgent message first:
@@ -81,7 +83,7 @@ func newPriority[T any](fn string, capacity int, less func(a, b T) bool, stable 
 	if less == nil {
 		panic("crew: " + fn + ": nil less function")
 	}
-	return &Priority[T]{capacity: capacity, q: prioHeap[T]{less: less, stable: stable, bufs: shared[slabs[prioItem[T]]]()}}
+	return &Priority[T]{capacity: capacity, q: prioHeap[T]{less: less, stable: stable, bufs: queue.Shared[queue.Slabs[prioItem[T]]]()}}
 }
 
 // Enqueue adds msg. A full bounded mailbox returns ErrMailboxFull and stores

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/crewlib/crew/internal/queue"
 )
 
 // segmentSlots is the number of messages one Segmented segment holds.
@@ -67,7 +69,7 @@ type segment[T any] struct {
 // Dequeue are O(1). A Segmented is safe for concurrent use. The zero value
 // is not usable: create one with NewSegmented.
 type Segmented[T any] struct {
-	segs *freeList[segment[T]] // shared by all Segmented[T]; set by NewSegmented
+	segs *queue.FreeList[segment[T]] // shared by all Segmented[T]; set by NewSegmented
 
 	// The consumers' side: deq, which holds the consumers' lock (see
 	// lockHead), and what the lock guards.
@@ -90,7 +92,7 @@ type Segmented[T any] struct {
 // NewSegmented returns an empty Segmented mailbox. It takes its first segment
 // on the first Enqueue.
 func NewSegmented[T any]() *Segmented[T] {
-	return &Segmented[T]{segs: shared[freeList[segment[T]]]()}
+	return &Segmented[T]{segs: queue.Shared[queue.FreeList[segment[T]]]()}
 }
 
 // Enqueue appends msg. It returns ErrMailboxClosed after Close and nil
@@ -160,7 +162,7 @@ func (s *Segmented[T]) segmentOf(id uint64, from *segment[T]) *segment[T] {
 
 // fresh takes a segment from the pool as the mailbox's segment id.
 func (s *Segmented[T]) fresh(id uint64) *segment[T] {
-	seg := s.segs.get()
+	seg := s.segs.Get()
 	seg.ver.Add(1)
 	seg.owner.Store(s)
 	seg.id.Store(id)
@@ -185,7 +187,7 @@ func (s *Segmented[T]) retire(seg *segment[T]) {
 	// segment while ver is odd. So its flags are cleared without atomics.
 	clear(seg.ready[:])
 	seg.ver.Add(1)
-	s.segs.put(seg)
+	s.segs.Put(seg)
 }
 
 // Dequeue removes and returns the oldest message, or ok == false when the

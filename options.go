@@ -93,7 +93,7 @@ type options struct {
 	strategy    Strategy
 
 	// pools only
-	keyed         func() any // makes a keyFlows[T] or a keyPin[T] (WithKey, WithConsistentHash)
+	keyed         func() any // makes a keys.Index[T] or a keys.Pin[T] (WithKey, WithConsistentHash)
 	queueSize     int
 	parent        context.Context
 	cancelOnError bool

@@ -3,12 +3,11 @@ package crew
 import (
 	"context"
 	"errors"
-	"fmt"
-	"math"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/crewlib/crew/internal/sched"
 )
 
 // ErrPoolClosed is returned by Submit and TrySubmit (as false) once Wait has
@@ -65,6 +64,12 @@ const DefaultQueueSize = 2
 // before Submit was called. The end of every job synchronizes before the
 // return of Wait.
 type Pool[T any] struct {
+	// The scheduler first, so that it starts on a cache line (a Pool is
+	// large enough to be allocated on one): its lock and the fields that
+	// change with every job share their lines with nothing else.
+	s sched.Scheduler[T, *Batch[T]]
+	_ [64]byte
+
 	// Set by the constructor, then only read, by every Submit and job.
 	handle        func(context.Context, T) error
 	isNil         func(T) bool // reports a nil job, for groups
@@ -72,8 +77,7 @@ type Pool[T any] struct {
 	ctx           context.Context // the pool's context, which jobs receive
 	cancel        context.CancelCauseFunc
 	cancelOnError bool
-	watch         bool             // ctx's parent can end: dispatches read ctx (see seesStop)
-	perWorker     int              // the bound per worker (1+queue size), or 0: Resize moves the bound with it
+	watch         bool             // ctx's parent can end: Submits and workers read ctx (see seesStop)
 	sink          func(DeadLetter) // the user's dead-letter sink, or nil
 	onError       func(error)      // WithErrorHandler, or nil
 	noRecovery    bool             // WithoutPanicRecovery: a job's panic is not recovered
@@ -82,140 +86,21 @@ type Pool[T any] struct {
 	stamp         bool             // WithMetrics, and no backlog mailbox (which keeps no time): Submit stamps its job with when it was accepted
 	epoch         time.Time        // what clock reads from
 
-	// The dispatcher's fields change with every job: no line of theirs is
-	// shared with the fields above.
-	_ [64]byte
-	d dispatcher[T]
 	_ [64]byte
 
 	// Written as jobs fail or run inline, read by Stats.
 	failed, panicked, inline atomic.Int64
 	submits                  atomic.Int64 // WithMetrics: Submits under way; and closing once Wait stopped every worker (see closeMetrics)
 
-	errs       errorSet       // the jobs' errors
-	waiters    sync.Pool      // of *waiter[task[T]], for blocked Submits
-	goroutines sync.WaitGroup // the workers' goroutines
-	resizing   sync.Mutex     // serializes Resize, and Wait's look at the workers
-	unwatch    func() bool    // stops the watch of ctx that refuses the blocked Submits once it ends
-	refused    chan struct{}  // closed once that watch has refused them
+	errs       errorSet                     // the jobs' errors
+	goroutines sync.WaitGroup               // the workers' goroutines
+	workers    atomic.Pointer[[]*worker[T]] // the workers but the retired ones, in order, as the scheduler has them
+	resizing   sync.Mutex                   // serializes Resize, and Wait's stop of the workers
+	unwatch    func() bool                  // stops the watch of ctx that refuses the blocked Submits once it ends
+	refused    chan struct{}                // closed once that watch has refused them
 
 	waitOnce sync.Once
 	result   error
-}
-
-// NewPool starts a pool of workers goroutines that call handle for each job
-// submitted, one job at a time per worker. handle receives the pool's
-// context: by default one that Wait cancels when it returns; WithParent
-// derives it from a context of yours, and WithCancelOnError makes the first
-// error cancel it.
-//
-// Options: WithName (the pool's name, "pool-1" by default; workers are
-// name-0, name-1, ...), WithStrategy, WithMailbox (the backlog, such as a
-// priority mailbox for urgent jobs first), WithQueueSize, WithKey or
-// WithConsistentHash, WithParent, WithCancelOnError, WithAllErrors,
-// WithDeadLetters, WithFairShare (batches share the workers by run time),
-// WithErrorHandler (each job's error as it happens), WithMetrics (counts,
-// queue waits and run times as they happen) and WithoutPanicRecovery.
-// NewPool panics if workers is not between 1 and 1<<24, handle is nil, or
-// an option does not apply to a pool; it checks everything before it
-// starts anything.
-func NewPool[T any](workers int, handle func(context.Context, T) error, opts ...Option) *Pool[T] {
-	checkWorkers("NewPool", workers)
-	if handle == nil {
-		panic("crew: NewPool: nil handler")
-	}
-	o := collect(opts)
-	o.only("NewPool", poolOpts)
-	return newPool(workers, handle, &o)
-}
-
-var poolSeq atomic.Int64
-
-// newPool checks the options that depend on T, then starts the pool.
-func newPool[T any](n int, handle func(context.Context, T) error, o *options) *Pool[T] {
-	p := &Pool[T]{
-		handle:        handle,
-		name:          o.name,
-		cancelOnError: o.cancelOnError,
-		errs:          errorSet{all: o.allErrors},
-		sink:          o.deadLetters,
-		onError:       o.onError,
-		noRecovery:    o.noRecovery,
-		refused:       make(chan struct{}),
-	}
-	d := &p.d
-	if o.fairShare && (o.keyed != nil || o.newMailbox != nil) {
-		panic("crew: WithFairShare shares the workers between batches, and a pool with WithKey, WithConsistentHash or WithMailbox takes none")
-	}
-	d.order = newOrder[T]()
-	if o.fairShare {
-		d.fair = newFairness(&d.own)
-	}
-	if o.keyed != nil {
-		d.keys, d.pin = keyedFor[T](o, "pool", "jobs")
-	}
-	if o.newMailbox != nil {
-		f, ok := o.newMailbox.(func() Mailbox[T])
-		if !ok {
-			panic(fmt.Sprintf("crew: WithMailbox: a %T does not make mailboxes for %T jobs", o.newMailbox, *new(T)))
-		}
-		d.own.mb = made(f())
-		if dr, ok := d.own.mb.(Dropper[T]); ok {
-			// The hook runs inside Enqueue, under the dispatcher's lock:
-			// keep the job for its dead letter, delivered once the lock is
-			// released (see evictions).
-			dr.OnDrop(func(job T, _ error) { d.own.evicted = append(d.own.evicted, job) })
-		}
-	}
-	if p.name == "" {
-		p.name = "pool-" + strconv.FormatInt(poolSeq.Add(1), 10)
-	}
-	p.noWorker = &noWorkerError{pool: p.name}
-	p.epoch = time.Now()
-	parent := o.parent
-	if parent == nil {
-		parent = context.Background()
-	}
-	p.watch = parent.Done() != nil
-	p.ctx, p.cancel = context.WithCancelCause(parent)
-	d.idle.strategy = o.strategy
-	if d.idle.strategy == nil {
-		d.idle.strategy = SmallestMailbox()
-	}
-	switch {
-	case o.queueSize > 0:
-		p.perWorker = 1 + min(o.queueSize, math.MaxInt/maxWorkers-1) // no overflow
-	case d.own.mb == nil && o.keyed == nil:
-		p.perWorker = 1 + DefaultQueueSize
-	}
-	d.own.q.bufs = shared[slabs[waitingJob[T]]]()
-	d.limit = n * p.perWorker
-	d.live = n
-	d.idle.bits = make([]uint64, (n+63)/64)
-	d.workers = make([]*worker[T], n)
-	for i := range d.workers {
-		d.workers[i] = newWorker(p, i)
-	}
-	if o.metrics != nil {
-		p.rec = o.metrics.Track(Source{Kind: SourcePool, Name: p.name, Gauges: p.gauges})
-		d.stamp = p.rec != nil && d.own.mb == nil
-		p.stamp = d.stamp
-	}
-	for _, w := range d.workers {
-		w.start()
-	}
-	p.unwatch = context.AfterFunc(p.ctx, p.refuseAll)
-	return p
-}
-
-// maxWorkers is the most workers a pool may have.
-const maxWorkers = 1 << 24
-
-// checkWorkers panics, naming fn, unless a pool may have n workers.
-func checkWorkers(fn string, n int) {
-	if n < 1 || n > maxWorkers {
-		panic(fmt.Sprintf("crew: %s: workers must be between 1 and %d, got %d", fn, maxWorkers, n))
-	}
 }
 
 // unmade panics, naming method: every method of a zero Pool does, for it
@@ -241,4 +126,158 @@ func (p *Pool[T]) Name() string {
 		p.unmade("Pool.Name")
 	}
 	return p.name
+}
+
+// Submit gives job to the pool and returns nil once the pool holds it: it
+// does not wait for the job to run, Wait does. The job runs with the pool's
+// context, not ctx: ctx only bounds the wait for room. Submit hands the job
+// to an idle worker, or queues it in the backlog (see Pool for the order).
+//
+// Submit blocks only while the pool is full, and blocked Submits take the
+// room that opens in the order they came (WithFairShare: share by share,
+// in turn). Once Wait (or Shutdown) has
+// begun, it returns ErrPoolClosed, whatever ctx's state, also to a Submit
+// blocked at that moment (but for a job's own Submit: see below).
+// Otherwise it returns ctx.Err() if ctx ends first, or at once if ctx is
+// already done; then the pool context's Err() once that context is done
+// (after the first error of a WithContext group, say), since the job would
+// not run; and ErrNoRoutee if every worker has died
+// (a job ends its worker by calling runtime.Goexit). With a backlog of your
+// own (WithMailbox), Submit returns what a Fail or DropNewest mailbox
+// returns when it refuses the job (ErrMailboxFull, ErrDropped), which
+// happens only when no worker is idle, and waits while a Backpressure one
+// is full. It does not allocate in steady traffic.
+//
+// A job may submit more jobs to its own pool by calling Submit with the
+// context it received (or one derived from it), while it runs; the context
+// WithContext returned is not that one (see WithContext). Such a
+// Submit never blocks: when the pool is full it runs the new job itself,
+// inline, before it returns, so that jobs waiting for room held by jobs
+// waiting for room cannot deadlock the pool (a keyed pool, WithKey or
+// WithConsistentHash, queues the job beyond its bound instead, to keep its
+// key's order). It is also accepted after Wait began, which then waits for
+// it too, as errgroup's Wait does for a Go called by a goroutine of the
+// group. A Submit from a job with another context blocks like any other
+// and can deadlock a full pool; so does a batch's job that submits to the
+// pool rather than to its batch (see Batch.Submit). Submit panics if ctx is
+// nil.
+func (p *Pool[T]) Submit(ctx context.Context, job T) error {
+	if p.refused == nil {
+		p.unmade("Pool.Submit")
+	}
+	if ctx == nil {
+		panic("crew: Submit: nil context")
+	}
+	if p.isNil != nil && p.isNil(job) {
+		panic("crew: Submit: nil job")
+	}
+	if err := ctx.Err(); err != nil {
+		return p.doneCtx(ctx, nil, err)
+	}
+	return p.submit(ctx, job, nil)
+}
+
+// submit is Submit's and Batch.Submit's, for a job of batch b (nil: of
+// the pool): it offers job to the scheduler, which takes it at once in
+// the common case.
+func (p *Pool[T]) submit(ctx context.Context, job T, b *Batch[T]) error {
+	if p.rec != nil {
+		return p.submitMetered(ctx, job, b)
+	}
+	var rec *sched.Batch[T, *Batch[T]]
+	if b != nil {
+		rec = &b.rec
+	}
+	v, tk, err := p.s.Offer(job, rec, sched.MayWait, 0, p.seesStop())
+	if v == sched.Accepted {
+		return nil
+	}
+	return p.decide(ctx, job, b, 0, v, tk, err)
+}
+
+// nilJob reports whether a group's job is nil: Submit refuses it.
+func nilJob(j Job) bool { return j == nil }
+
+// seesStop returns the cause of the pool context's end if the context can
+// end by its parent and has, else nil: a Submit or worker reads it before
+// it calls the scheduler (a read under its lock would cost the holder a
+// cache line it should not wait for), and the scheduler records it (see
+// sched.Scheduler.Stop). The pool's own cancellations record theirs as
+// they cancel.
+func (p *Pool[T]) seesStop() error {
+	if p.watch {
+		return p.stopped()
+	}
+	return nil
+}
+
+// stopped returns the cause of the pool context's end, or nil.
+func (p *Pool[T]) stopped() error {
+	if p.ctx.Err() != nil {
+		return context.Cause(p.ctx)
+	}
+	return nil
+}
+
+// TrySubmit gives job to the pool if it has room right now, without
+// blocking, and reports whether it did, like errgroup's TryGo. It returns
+// false when the pool is full (or its backlog mailbox refuses the job),
+// closed by Wait, or its context is done.
+func (p *Pool[T]) TrySubmit(job T) bool {
+	if p.refused == nil {
+		p.unmade("Pool.TrySubmit")
+	}
+	if p.isNil != nil && p.isNil(job) {
+		panic("crew: TrySubmit: nil job")
+	}
+	return p.trySubmit(job, nil)
+}
+
+// Wait closes the pool to new jobs, waits until every accepted job has run
+// (or been skipped, once the pool's context is done), stops the workers and
+// waits for their goroutines to exit, cancels the pool's context, and
+// returns the first error a job returned or raised (a panic, as an error
+// that errors.As unwraps to *panics.ErrRecovered, with its stack; a
+// runtime.Goexit, as an error that says so). With WithAllErrors it returns
+// every error, joined. If jobs were skipped because the pool's context
+// ended and none failed, it returns the context's cause, so that a pool
+// never reports success for jobs its context kept from running. The jobs a
+// DropOldest backlog evicts are dead letters, counted in Stats.Dropped, not
+// errors.
+//
+// Wait may be called more than once, from any goroutine but the pool's own
+// jobs (which would wait for themselves); every call returns the same.
+func (p *Pool[T]) Wait() error {
+	if p.refused == nil {
+		p.unmade("Pool.Wait")
+	}
+	p.waitOnce.Do(func() {
+		<-p.s.Shut(ErrPoolClosed) // the blocked Submits' jobs are new: refuse them
+		if !p.unwatch() {
+			<-p.refused // the context ended: refuseAll ran, or runs
+		}
+		p.resizing.Lock() // Resize does nothing once the pool is closed: the workers stay as they are
+		defer p.resizing.Unlock()
+		p.s.Dismiss() // every worker exits as it finds its channel closed
+		p.goroutines.Wait()
+		p.result = p.outcome()
+		if p.rec != nil {
+			p.closeMetrics()
+		}
+		p.cancel(nil)
+	})
+	return p.result
+}
+
+// outcome is what Wait returns.
+func (p *Pool[T]) outcome() error {
+	if p.failed.Load() > 0 { // every error kept was counted as it failed a job
+		if err := p.errs.result(); err != nil {
+			return err
+		}
+	}
+	if p.s.SkippedOwn() {
+		return context.Cause(p.ctx)
+	}
+	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/crewlib/crew/internal/sched"
 )
 
 // ErrBatchClosed is returned by a Batch's Submit (and TrySubmit, as false)
@@ -44,17 +46,12 @@ var ErrBatchClosed = errors.New("crew: batch closed")
 // context.
 type Batch[T any] struct {
 	pool   *Pool[T]
-	jobCtx jobContext // the batch's context, marked as the batch's for its jobs (see Pool.own)
+	rec    sched.Batch[T, *Batch[T]] // the scheduler's record of the batch, guarded by its lock
+	jobCtx jobContext                // the batch's context, marked as the batch's for its jobs (see Pool.own)
 	cancel context.CancelCauseFunc
 	sink   func(DeadLetter) // the batch's dead-letter sink, else the pool's, or nil
-
-	// Guarded by the pool's dispatcher lock.
-	flow       flow[T]       // the batch's jobs not ended: queued, running, and its limit
-	ran        int64         // WithFairShare: the run time (ns) of its jobs that ended
-	stop       error         // the cause of the batch context's end, once a dispatch saw it: its jobs not dispatched are skipped
-	done       jobCounts     // the jobs that ended
-	drained    chan struct{} // made by Wait, which closes the batch; closed once no job of the batch is held
-	prev, next *Batch[T]     // in the pool's list of batches not waited for
+	tenant string           // its tenant, in a pool WithFairShare
+	limit  int              // WithLimit, or 0
 
 	inline atomic.Int64 // jobs its jobs ran inline
 	errs   errorSet     // the jobs' errors
@@ -94,7 +91,7 @@ func (p *Pool[T]) newBatch(fn string, ctx context.Context, opts []Option) (*Batc
 	if ctx == nil {
 		panic("crew: " + fn + ": nil context")
 	}
-	if p.d.own.mb != nil || p.d.keys != nil || p.d.pin != nil {
+	if !p.s.Plain() {
 		panic("crew: " + fn + ": batches need the pool's default backlog: a pool with WithMailbox, WithKey or WithConsistentHash takes none")
 	}
 	var o options
@@ -102,28 +99,30 @@ func (p *Pool[T]) newBatch(fn string, ctx context.Context, opts []Option) (*Batc
 		o = collect(opts)
 		o.only(fn, batchOpts)
 	}
-	b := &Batch[T]{pool: p, sink: o.deadLetters, errs: errorSet{all: o.allErrors}}
+	if o.set&(optTenant|optWeight) != 0 && !p.s.Fair() {
+		panic("crew: NewBatch: WithTenant and WithWeight need a pool made WithFairShare")
+	}
+	b := &Batch[T]{pool: p, sink: o.deadLetters, errs: errorSet{all: o.allErrors}, limit: o.limit}
 	if b.sink == nil {
 		b.sink = p.sink
 	}
-	b.flow = flow[T]{limit: o.limit, batch: b, q: ring[waitingJob[T]]{bufs: p.d.own.q.bufs}}
-	var s *share[T]
-	switch {
-	case p.d.fair != nil:
-		s = newShare[T](max(o.weight, 1)) // made before the lock; unused if the tenant has a share
-	case o.set&(optTenant|optWeight) != 0:
-		panic("crew: NewBatch: WithTenant and WithWeight need a pool made WithFairShare")
+	if p.s.Fair() {
+		b.tenant = o.tenant
 	}
 	var bctx context.Context
 	bctx, b.cancel = context.WithCancelCause(ctx)
 	b.jobCtx = jobContext{bctx, b}
-	p.d.mu.Lock()
-	p.d.batches.push(b)
-	if s != nil {
-		p.d.fair.join(&b.flow, s, o.tenant, int(s.weight))
-	}
-	p.d.mu.Unlock()
+	p.s.OpenBatch(&b.rec, b, bctx, o.limit, o.tenant, o.weight)
 	return b, bctx
+}
+
+// entry returns the batch's record in its pool's scheduler, or nil for no
+// batch: the pool's own jobs.
+func (b *Batch[T]) entry() *sched.Batch[T, *Batch[T]] {
+	if b == nil {
+		return nil
+	}
+	return &b.rec
 }
 
 // Submit gives job to the batch's pool, as Pool.Submit does, and returns nil
@@ -158,7 +157,7 @@ func (b *Batch[T]) Submit(ctx context.Context, job T) error {
 	if err := ctx.Err(); err != nil {
 		return p.doneCtx(ctx, b, err)
 	}
-	return p.submit(ctx, task[T]{job: job, f: &b.flow})
+	return p.submit(ctx, job, b)
 }
 
 // TrySubmit gives job to the batch's pool if it has room right now, without
@@ -173,7 +172,7 @@ func (b *Batch[T]) TrySubmit(job T) bool {
 	if p.isNil != nil && p.isNil(job) {
 		panic("crew: Batch.TrySubmit: nil job")
 	}
-	return p.trySubmit(task[T]{job: job, f: &b.flow})
+	return p.trySubmit(job, b)
 }
 
 // Wait closes the batch to new jobs (a job's own Submit aside), waits until
@@ -193,51 +192,28 @@ func (b *Batch[T]) Wait() error {
 	if b.pool == nil {
 		b.unmade("Wait")
 	}
-	d := &b.pool.d
-	d.mu.Lock()
-	var refused *waiter[task[T]]
-	if b.drained == nil {
-		if b.held() == 0 {
-			b.drained = closedChan // nothing to wait for: no channel to make under the lock
-		} else {
-			d.mu.Unlock()
-			ch := make(chan struct{})
-			d.mu.Lock()
-			if b.drained == nil {
-				b.drained = ch
-			}
-		}
-		refused = d.extract(b)
-		b.release()
-	}
-	drained := b.drained
-	d.mu.Unlock()
-	refuse(refused, ErrBatchClosed)
-	<-drained
-	// The batch stays in the pool's list while its jobs run, so that
+	p := b.pool
+	<-p.s.CloseBatch(&b.rec, ErrBatchClosed)
+	// The batch stays known to the scheduler while its jobs run, so that
 	// Shutdown cancels them.
-	d.mu.Lock()
-	if d.batches.remove(b) && d.fair != nil {
-		d.fair.leave(&b.flow)
-	}
-	err := b.outcome()
-	d.mu.Unlock()
+	err := b.outcome(p.s.FinishBatch(&b.rec))
 	b.cancel(nil)
 	return err
 }
 
-// outcome is what Wait returns, once no job is held. d.mu is held.
-func (b *Batch[T]) outcome() error {
+// outcome is what Wait returns, once no job is held, given how the
+// batch's jobs ended.
+func (b *Batch[T]) outcome(ended sched.Ended) error {
 	if err := b.errs.result(); err != nil {
 		return err
 	}
-	if b.done.canceled > 0 {
+	if ended.Canceled > 0 {
 		if err := context.Cause(b.jobCtx.Context); err != nil {
 			return err
 		}
 		return context.Cause(b.pool.ctx)
 	}
-	if b.done.dropped > 0 {
+	if ended.Dropped > 0 {
 		return b.pool.noWorker
 	}
 	return nil
@@ -280,22 +256,50 @@ type BatchStats struct {
 }
 
 // Stats returns a snapshot of the batch's counters. It takes the pool's
-// lock once, for O(1).
+// scheduler's lock once, for O(1).
 func (b *Batch[T]) Stats() BatchStats {
 	if b.pool == nil {
 		b.unmade("Stats")
 	}
-	s := BatchStats{Limit: b.flow.limit}
+	s := BatchStats{Limit: b.limit}
 	// Read the inline jobs first, as Pool.Stats does.
 	s.Inline = b.inline.Load()
 	s.Failed, s.Panicked = b.errs.counts()
-	d := &b.pool.d
-	d.mu.Lock()
-	s.Queued, s.Running = b.flow.queued(), b.flow.running
-	s.Completed = b.done.completed + s.Inline
-	s.Canceled, s.Dropped = b.done.canceled, b.done.dropped
-	s.RunTime = time.Duration(b.ran)
-	d.mu.Unlock()
+	c := b.pool.s.BatchCounts(&b.rec)
+	s.Queued, s.Running = c.Queued, c.Running
+	s.Completed = c.Completed + s.Inline
+	s.Canceled, s.Dropped = c.Canceled, c.Dropped
+	s.RunTime = time.Duration(c.RunTime)
 	s.Submitted = s.Completed + s.Canceled + s.Dropped + int64(s.Queued+s.Running)
 	return s
+}
+
+// ctxErr is what a Submit of the batch gets once its context is done.
+func (b *Batch[T]) ctxErr() error { return sched.CtxErr(b.jobCtx.Context) }
+
+// record keeps err for Wait and, if it is the first, cancels the batch's
+// context with it, once no dispatch runs a job of the batch any more: its
+// blocked Submits are refused.
+func (b *Batch[T]) record(err error) {
+	if !b.errs.add(err, b.jobCtx.Context) {
+		return
+	}
+	blocked := b.pool.s.StopBatch(&b.rec, err)
+	b.cancel(err)
+	blocked.Refuse(b.ctxErr())
+}
+
+// A jobContext is a batch's context as its jobs receive it, marked as the
+// batch's, as context.WithValue(ctx, workerKey{}, batch) would make it,
+// without an allocation of its own: it lives in the Batch.
+type jobContext struct {
+	context.Context
+	batch any
+}
+
+func (c *jobContext) Value(key any) any {
+	if key == (workerKey{}) {
+		return c.batch
+	}
+	return c.Context.Value(key)
 }

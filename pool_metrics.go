@@ -1,9 +1,13 @@
 package crew
 
-import "time"
+import (
+	"time"
+
+	"github.com/crewlib/crew/internal/sched"
+)
 
 // What a pool reports to its Recorder (WithMetrics). Every call is made
-// outside the dispatcher's lock, on the goroutine the event happened on:
+// outside the scheduler's lock, on the goroutine the event happened on:
 // the Submit's, or the worker's.
 
 // clock reads the pool's clock: the time since the pool was made, in
@@ -13,10 +17,8 @@ func (p *Pool[T]) clock() int64 { return int64(time.Since(p.epoch)) + 1 }
 
 // gauges reads the pool's gauges, for its Recorder's Source.
 func (p *Pool[T]) gauges() Gauges {
-	d := &p.d
-	d.mu.Lock()
-	g := Gauges{Queued: d.held - d.running, Running: d.running, Workers: d.live, Blocked: d.nblocked}
-	d.mu.Unlock()
+	c := p.s.Counts()
+	g := Gauges{Queued: c.Held - c.Running, Running: c.Running, Workers: c.Live, Blocked: c.Blocked}
 	if p.submits.Load()&closing != 0 { // Wait stopped every worker
 		g.Workers = 0
 	}
@@ -42,19 +44,15 @@ func (p *Pool[T]) meterFailure(panicked bool) {
 	}
 }
 
-// tenant returns the tenant of flow f's jobs (WithFairShare), or "".
-func tenant[T any](f *flow[T]) string {
-	if s := f.share; s != nil {
-		return s.tenant // set as the share was made, under the lock that dispatched the job since
+// measureInline reports the end of a job of batch b (nil: of the pool)
+// that a job's own Submit ran inline from start, a reading of the clock.
+// It runs deferred, so also when the job called runtime.Goexit.
+func (p *Pool[T]) measureInline(b *Batch[T], start int64) {
+	tenant := ""
+	if b != nil {
+		tenant = b.tenant
 	}
-	return ""
-}
-
-// measureInline reports the end of a job of flow f that a job's own
-// Submit ran inline from start, a reading of the clock. It runs deferred,
-// so also when the job called runtime.Goexit.
-func (p *Pool[T]) measureInline(f *flow[T], start int64) {
-	p.rec.Observe(RunTime, time.Duration(p.clock()-start), tenant(f))
+	p.rec.Observe(RunTime, time.Duration(p.clock()-start), tenant)
 	p.rec.Add(EventCompleted, 1)
 }
 
@@ -62,17 +60,17 @@ func (p *Pool[T]) measureInline(f *flow[T], start int64) {
 // wait, from its acceptance to the clock's reading as it starts, and its
 // run time, from that reading to its end. The worker reads the clock as
 // each job starts and as it ends, rather than once between two jobs, so
-// that neither its turn at the dispatcher's lock (long when the processes
+// that neither its turn at the scheduler's lock (long when the processes
 // outnumber the CPUs) nor the Recorder's calls count in a run time.
-func (w *worker[T]) measure(g grant[T]) {
+func (w *worker[T]) measure(g *sched.Grant[T, *Batch[T]]) {
 	p := w.pool
-	if g.skip != noSkip {
+	if g.Skipped() {
 		w.do(g)
 		return
 	}
 	w.began = p.clock()
-	if g.t.at != 0 {
-		p.rec.Observe(QueueWait, time.Duration(max(w.began-g.t.at, 0)), "")
+	if at := g.At(); at != 0 {
+		p.rec.Observe(QueueWait, time.Duration(max(w.began-at, 0)), "")
 	}
 	w.do(g)
 	w.ended(g)
@@ -80,17 +78,17 @@ func (w *worker[T]) measure(g grant[T]) {
 
 // ended reports the run time of g's job, which started at w.began, and
 // its end, and keeps the reading of the clock for its share (w.ran) and
-// for the Submits the dispatcher lets in as it counts the job out (w.now).
+// for the Submits the scheduler lets in as it counts the job out (w.now).
 // It runs also once the job called runtime.Goexit.
-func (w *worker[T]) ended(g grant[T]) {
+func (w *worker[T]) ended(g *sched.Grant[T, *Batch[T]]) {
 	p := w.pool
 	w.now = p.clock()
 	w.ran = w.now - w.began
-	p.rec.Observe(RunTime, time.Duration(w.ran), tenant(g.t.f))
+	p.rec.Observe(RunTime, time.Duration(w.ran), g.Tenant())
 	p.rec.Add(EventCompleted, 1)
 }
 
-// A Submit of a pool WithMetrics counts its job once the dispatcher's lock
+// A Submit of a pool WithMetrics counts its job once the scheduler's lock
 // is released, so a Submit let in just before Wait closed the pool may
 // count it after Wait has seen every job end. The Recorder's Close waits
 // for it: submits counts the Submits under way, plus closing once Wait is
@@ -102,7 +100,7 @@ const (
 )
 
 // closeMetrics is called once Wait is done with the jobs and has stopped
-// the workers, with or without a Recorder.
+// the workers, in a pool WithMetrics.
 func (p *Pool[T]) closeMetrics() {
 	if p.submits.Add(closing) == closing {
 		p.closeRecorder()

@@ -37,8 +37,8 @@ type WorkerStats struct {
 }
 
 // Stats returns a snapshot of the pool's counters, its batches' jobs
-// included. It holds the pool's lock for O(1), and allocates the
-// PerWorker slice.
+// included. It holds the pool's scheduler's lock for O(1), and allocates
+// the PerWorker slice.
 func (p *Pool[T]) Stats() PoolStats {
 	if p.refused == nil {
 		p.unmade("Pool.Stats")
@@ -47,22 +47,21 @@ func (p *Pool[T]) Stats() PoolStats {
 	// those first, so that one ending meanwhile is not counted in the rest
 	// (the rest is counted under the lock, with held).
 	s := PoolStats{Inline: p.inline.Load()}
-	d := &p.d
-	d.mu.Lock()
-	held, workers := d.held, d.workers
-	s.Workers, s.Running, s.Blocked = d.live, d.running, d.nblocked
-	s.Completed, s.Canceled, s.Dropped, s.Backlogged = d.done.completed, d.done.canceled, d.done.dropped, d.backlogged
-	if d.keys != nil {
-		s.Keys = d.keys.active() - len(d.order.h) // a key in the order has no job running
-	}
-	d.mu.Unlock()
+	c := p.s.Counts()
+	s.Workers, s.Running, s.Blocked, s.Keys = c.Live, c.Running, c.Blocked, c.Keys
+	s.Completed, s.Canceled, s.Dropped, s.Backlogged = c.Completed, c.Canceled, c.Dropped, c.Backlogged
 	s.Failed, s.Panicked = p.failed.Load(), p.panicked.Load()
-	s.Queued = held - s.Running
+	s.Queued = c.Held - s.Running
 	s.Completed += s.Inline
-	s.Submitted = s.Completed + s.Canceled + s.Dropped + int64(held)
+	s.Submitted = s.Completed + s.Canceled + s.Dropped + int64(c.Held)
+	workers := *p.workers.Load()
+	handled := p.s.Handled(make([]int64, 0, len(workers)))
 	s.PerWorker = make([]WorkerStats, len(workers))
 	for i, w := range workers {
-		s.PerWorker[i] = WorkerStats{Name: w.name, Queued: int(w.queued.Load()), Handled: w.handled.Load()}
+		s.PerWorker[i] = WorkerStats{Name: w.name, Queued: w.rec.Queued(), Handled: w.inline.Load()}
+		if i < len(handled) { // a Resize under way may have changed the workers meanwhile
+			s.PerWorker[i].Handled += handled[i]
+		}
 	}
 	return s
 }

@@ -6,13 +6,13 @@ import (
 )
 
 // A parcel is a keyed router's message in a routee's mailbox, with the
-// flow of its key when it holds one of its key's turns (it came through
+// record of its key when it holds one of its key's turns (it came through
 // the router's Tell), so that its end, however it comes, releases that
 // turn and no other. A Broadcast's copy, or a message told to the routee
 // directly, has no key.
 type parcel[T any] struct {
 	msg T
-	key *flow[T]
+	key *routerKey[T]
 }
 
 // A routeeBox is the mailbox of a keyed router's routee: an Unbounded of
@@ -26,11 +26,11 @@ type parcel[T any] struct {
 // the parcel's key from one to the other.
 type routeeBox[T any] struct {
 	q     *Unbounded[parcel[T]]
-	taken *flow[T]                  // the key of the message Dequeue returned last; the routee's goroutine's
-	ended func(key *flow[T], msg T) // the router's: a message of key has ended
+	taken *routerKey[T]                  // the key of the message Dequeue returned last; the routee's goroutine's
+	ended func(key *routerKey[T], msg T) // the router's: a message of key has ended
 }
 
-func newRouteeBox[T any](ended func(*flow[T], T)) *routeeBox[T] {
+func newRouteeBox[T any](ended func(*routerKey[T], T)) *routeeBox[T] {
 	return &routeeBox[T]{q: NewUnbounded[parcel[T]](), ended: ended}
 }
 
@@ -41,7 +41,7 @@ func (b *routeeBox[T]) Enqueue(ctx context.Context, msg T) error {
 }
 
 // put queues msg, which holds a turn of key.
-func (b *routeeBox[T]) put(msg T, key *flow[T]) error {
+func (b *routeeBox[T]) put(msg T, key *routerKey[T]) error {
 	return b.q.Enqueue(context.Background(), parcel[T]{msg: msg, key: key})
 }
 
@@ -54,7 +54,7 @@ func (b *routeeBox[T]) Dequeue() (T, bool) {
 
 // take returns the key of the message Dequeue returned last, for its
 // handler, which must release it once it returns.
-func (b *routeeBox[T]) take() *flow[T] {
+func (b *routeeBox[T]) take() *routerKey[T] {
 	key := b.taken
 	b.taken = nil
 	return key

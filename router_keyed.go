@@ -3,25 +3,30 @@ package crew
 import (
 	"context"
 	"sync"
+
+	"github.com/crewlib/crew/internal/keys"
+	"github.com/crewlib/crew/internal/queue"
 )
 
 // routerKeys dispatches a keyed router's messages (SpawnRouter with WithKey
-// or WithConsistentHash) through key flows, as keyed pools do: each key
-// with messages out (in a routee's mailbox, or being handled) or waiting
-// behind them has a flow. A WithKey key has one message out at a time,
+// or WithConsistentHash) one key at a time, as keyed pools do, over the
+// same index of keys: each key with messages out (in a routee's mailbox,
+// or being handled) or waiting behind them has a record (a routerKey). A
+// WithKey key has one message out at a time,
 // placed by the router's strategy; a WithConsistentHash key has its
 // messages out at its routee, chosen by the pin, and moves to another only
 // once that one stopped and the key's messages there have ended.
 //
-// Each message out travels in a parcel with its key's flow (see
+// Each message out travels in a parcel with its key's record (see
 // routeeBox), and its end, handled or dead-lettered, ends that turn of
 // its key: so the end of a key's message happens before a message of its
 // key that waited behind it is told to a routee.
 type routerKeys[T any] struct {
-	mu   sync.Mutex  // guards keys and their flows
-	keys keyFlows[T] // a flow per key with messages out or waiting
-	pin  keyPin[T]   // WithConsistentHash's; nil for WithKey's
-	up   func(int) bool
+	mu    sync.Mutex      // guards keys and table
+	keys  keys.Index[T]   // the keys with messages out or waiting
+	table []*routerKey[T] // their records, by slot: a released one stays for the next key given its slot
+	pin   keys.Pin[T]     // WithConsistentHash's; nil for WithKey's
+	up    func(int) bool
 
 	refs   []*Ref[T]
 	boxes  []*routeeBox[T] // the routees' mailboxes
@@ -35,7 +40,7 @@ func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
 	rk := &routerKeys[T]{sink: o.deadLetters, name: o.name}
 	rk.keys, rk.pin = keyedFor[T](o, "router", "messages")
 	if rk.pin != nil {
-		rk.keys = rk.pin.flows()
+		rk.keys = rk.pin.Index()
 	}
 	rk.boxes = make([]*routeeBox[T], n)
 	if rk.sink == nil {
@@ -82,17 +87,17 @@ func (rk *routerKeys[T]) tell(msg T) error {
 func (rk *routerKeys[T]) route(msg T) (by *Ref[T], err error) {
 	rk.mu.Lock()
 	defer rk.mu.Unlock()
-	key := rk.keys.flow(msg)
-	if key.q.n > 0 {
-		key.push(task[T]{job: msg}, 0) // behind the messages of its key that wait already
+	key := rk.key(msg)
+	if key.waiting.Len() > 0 {
+		key.waiting.Push(msg) // behind the messages of its key that wait already
 		return nil, nil
 	}
 	wait, by, err := rk.send(key, msg)
 	switch {
 	case wait:
-		key.push(task[T]{job: msg}, 0)
+		key.waiting.Push(msg)
 	case key.running == 0:
-		rk.keys.release(key) // refused, and nothing of its key is out
+		rk.release(key) // refused, and nothing of its key is out
 	}
 	return by, err
 }
@@ -107,7 +112,7 @@ func (rk *routerKeys[T]) route(msg T) (by *Ref[T], err error) {
 //
 // It reports whether msg must wait behind its key; otherwise the routee
 // that refused it and why, or ErrNoRoutee once every routee has stopped.
-func (rk *routerKeys[T]) send(key *flow[T], msg T) (wait bool, by *Ref[T], err error) {
+func (rk *routerKeys[T]) send(key *routerKey[T], msg T) (wait bool, by *Ref[T], err error) {
 	for range len(rk.refs) {
 		switch {
 		case key.running == 0:
@@ -142,7 +147,7 @@ func (rk *routerKeys[T]) send(key *flow[T], msg T) (wait bool, by *Ref[T], err e
 // every routee has stopped.
 func (rk *routerKeys[T]) choose(msg T) int {
 	if rk.pin != nil {
-		return rk.pin.place(msg, len(rk.refs), rk.up)
+		return rk.pin.Place(msg, len(rk.refs), rk.up)
 	}
 	return rk.picker.Pick()
 }
@@ -160,7 +165,7 @@ type refusal[T any] struct {
 // handled, or became a dead letter. It sends the messages that waited
 // behind it as far as their key lets them go; one that no routee takes
 // becomes a dead letter, and lets the next go in turn.
-func (rk *routerKeys[T]) end(key *flow[T], msg T) {
+func (rk *routerKeys[T]) end(key *routerKey[T], msg T) {
 	for _, r := range rk.ended(key, msg) {
 		if r.by != nil {
 			r.by.deadLetter(r.msg, r.err)
@@ -171,25 +176,54 @@ func (rk *routerKeys[T]) end(key *flow[T], msg T) {
 }
 
 // ended is end under the lock, which a panicking key function releases.
-func (rk *routerKeys[T]) ended(key *flow[T], msg T) (refused []refusal[T]) {
+func (rk *routerKeys[T]) ended(key *routerKey[T], msg T) (refused []refusal[T]) {
 	rk.mu.Lock()
 	defer rk.mu.Unlock()
 	key.running--
-	for key.q.n > 0 {
-		next := key.front()
+	for key.waiting.Len() > 0 {
+		next := *key.waiting.Front()
 		wait, by, err := rk.send(key, next)
 		if wait {
 			break
 		}
-		key.pop()
+		key.waiting.Pop()
 		if err != nil {
 			refused = append(refused, refusal[T]{next, by, err})
 		}
 	}
-	if key.running == 0 && key.q.n == 0 {
-		rk.keys.release(key)
+	if key.running == 0 && key.waiting.Len() == 0 {
+		rk.release(key)
 	}
 	return refused
+}
+
+// A routerKey is a key with messages out (in a routee's mailbox, or being
+// handled) or waiting behind them. The router's lock guards it.
+type routerKey[T any] struct {
+	waiting queue.Ring[T] // its messages waiting, oldest first
+	running int           // its messages out
+	routee  int           // the routee its messages out are at
+	slot    int           // its slot in the router's index of keys
+}
+
+// key returns the record of msg's key, made if the key has none. rk.mu is
+// held.
+func (rk *routerKeys[T]) key(msg T) *routerKey[T] {
+	slot, _ := rk.keys.Slot(msg)
+	if slot == len(rk.table) {
+		rk.table = append(rk.table, &routerKey[T]{waiting: queue.RingOf(queue.Shared[queue.Slabs[T]]()), slot: slot})
+	}
+	return rk.table[slot]
+}
+
+// release forgets key, which has no message out or waiting. A key that
+// held a burst gives its buffer back; a small one keeps it for the next
+// key given its slot. rk.mu is held.
+func (rk *routerKeys[T]) release(key *routerKey[T]) {
+	rk.keys.Release(key.slot)
+	if key.waiting.Size() > queue.MinRingSlots {
+		key.waiting.Release()
+	}
 }
 
 // Keys reports how many keys a keyed router (SpawnRouter with WithKey or
@@ -202,5 +236,5 @@ func (r *Router[T]) Keys() int {
 	}
 	r.keyed.mu.Lock()
 	defer r.keyed.mu.Unlock()
-	return r.keyed.keys.active()
+	return r.keyed.keys.Len()
 }

@@ -1,39 +1,43 @@
-package crew
+package sched
 
 // An order holds runnable flows and picks the one whose job is dispatched
 // next: the flow whose oldest job was queued first, so that across flows
 // jobs are dispatched in the order they were queued (first come, first
-// served). A pool has one; in a pool WithFairShare, each share has one,
-// which orders the share's flows. It costs O(log flows) per change, O(1)
-// for an order of one flow. The dispatcher's lock guards it.
-type order[T any] struct{ heapOf[*flow[T]] }
+// served). The scheduler has one for the flows of batches and keys (its
+// own flow stays out of it: see Scheduler.first); with fair shares, each
+// share has one, which orders the share's flows. It costs O(log flows) per
+// change, O(1) for an order of one flow. The scheduler's lock guards it.
+type order[T, B any] struct{ heap[*flow[T, B]] }
 
-func newOrder[T any]() order[T] {
-	return order[T]{heapOf[*flow[T]]{
-		less: func(a, b *flow[T]) bool { return a.head() < b.head() },
-		at:   func(f *flow[T]) *int { return &f.at },
+func newOrder[T, B any]() order[T, B] {
+	return order[T, B]{heap[*flow[T, B]]{
+		less: func(a, b *flow[T, B]) bool { return a.head() < b.head() },
+		at:   func(f *flow[T, B]) *int { return &f.at },
 	}}
 }
 
 // fix puts f where it belongs after its jobs or its running count changed:
 // in the order if it is runnable, in its place by its head; out of it if
 // not.
-func (o *order[T]) fix(f *flow[T]) { o.heapOf.fix(f, f.runnable()) }
+func (o *order[T, B]) fix(f *flow[T, B]) { o.heap.fix(f, f.runnable()) }
 
-// A heapOf is a binary min-heap of pointers by less, each of which knows
-// its place in it (at: 1 + its index, 0 while it is out of the heap), so
-// that one whose key changed moves in O(log n).
-type heapOf[E comparable] struct {
+// A heap is the scheduler's one heap: a binary min-heap of pointers by
+// less, each of which knows its place in it (at: 1 + its index, 0 while it
+// is out of the heap), so that one whose key changed moves in O(log n). It
+// orders flows by their oldest job, and shares by their virtual time.
+// (The Priority mailbox's heap holds values, not pointers that know their
+// place, and must survive a less that panics: it is a heap of its own.)
+type heap[E comparable] struct {
 	h    []E
 	less func(a, b E) bool
 	at   func(e E) *int
 }
 
-func (q *heapOf[E]) len() int { return len(q.h) }
+func (q *heap[E]) len() int { return len(q.h) }
 
 // first returns the element that comes first, or the zero E if there is
 // none.
-func (q *heapOf[E]) first() E {
+func (q *heap[E]) first() E {
 	if len(q.h) == 0 {
 		var zero E
 		return zero
@@ -43,7 +47,7 @@ func (q *heapOf[E]) first() E {
 
 // fix puts e where it belongs after its key changed: in the heap, in its
 // place, if in; out of the heap if not.
-func (q *heapOf[E]) fix(e E, in bool) {
+func (q *heap[E]) fix(e E, in bool) {
 	if n := len(q.h); n == 0 && !in || n == 1 && in && q.h[0] == e {
 		return // nothing moves: the common case of one flow, or one share
 	}
@@ -69,14 +73,14 @@ func (q *heapOf[E]) fix(e E, in bool) {
 	}
 }
 
-func (q *heapOf[E]) swap(i, j int) {
+func (q *heap[E]) swap(i, j int) {
 	q.h[i], q.h[j] = q.h[j], q.h[i]
 	*q.at(q.h[i]), *q.at(q.h[j]) = i+1, j+1
 }
 
 // up moves the element at i towards the root while it comes before its
 // parent, and reports whether it moved.
-func (q *heapOf[E]) up(i int) bool {
+func (q *heap[E]) up(i int) bool {
 	moved := false
 	for i > 0 {
 		parent := (i - 1) / 2
@@ -89,7 +93,7 @@ func (q *heapOf[E]) up(i int) bool {
 	return moved
 }
 
-func (q *heapOf[E]) down(i int) {
+func (q *heap[E]) down(i int) {
 	for n := len(q.h); ; {
 		first := 2*i + 1
 		if first >= n {

@@ -1,0 +1,185 @@
+package sched
+
+import (
+	"context"
+
+	"github.com/crewlib/crew/internal/queue"
+)
+
+// A Batch is the scheduler's record of one of the pool's batches: its flow
+// of jobs and what the scheduler counts of them. A pool's batch holds one,
+// which OpenBatch sets up; its fields are the scheduler's, under its lock.
+type Batch[T, B any] struct {
+	flow    flow[T, B]               // the batch's jobs not ended: queued, running, and its limit
+	ctx     context.Context          // the batch's context: once a dispatch sees it done, the batch's jobs not dispatched are skipped
+	stop    error                    // the cause of ctx's end, once a dispatch saw it (or StopBatch gave it)
+	ran     int64                    // fair shares: the run time (ns) of its jobs that ended
+	done    jobCounts                // the jobs that ended
+	drained chan struct{}            // made by CloseBatch; closed once no job of the batch is held
+	links   queue.Links[Batch[T, B]] // in the scheduler's batches until FinishBatch
+}
+
+// OpenBatch sets b up as a batch of the pool, owned by owner (what
+// Grant.Batch returns for its jobs), with the batch's context ctx and at
+// most limit of its jobs running at once (0: no limit). With fair shares,
+// b joins the share of tenant, which takes weight, or a share of its own
+// if tenant is "".
+func (s *Scheduler[T, B]) OpenBatch(b *Batch[T, B], owner B, ctx context.Context, limit int, tenant string, weight int) {
+	b.flow = flow[T, B]{q: queue.RingOf(s.bufs), limit: limit, batch: b, owner: owner}
+	b.ctx = ctx
+	b.links.Init(b)
+	var sh *share[T, B]
+	if s.fair != nil {
+		sh = newShare[T, B](max(weight, 1)) // made before the lock; unused if the tenant has a share
+	}
+	s.mu.Lock()
+	s.batches.PushBack(&b.links)
+	if sh != nil {
+		s.fair.join(&b.flow, sh, tenant, int(sh.weight))
+	}
+	s.mu.Unlock()
+}
+
+// CloseBatch closes b to new jobs but its own jobs' (Offer then returns
+// BatchShut), refuses its blocked Submits with err, and returns a channel
+// closed once no job of b is held. A later call refuses nothing and
+// returns the same channel.
+func (s *Scheduler[T, B]) CloseBatch(b *Batch[T, B], err error) <-chan struct{} {
+	s.mu.Lock()
+	var refused Refusals[T, B]
+	if b.drained == nil {
+		if b.held() == 0 {
+			b.drained = closedChan // nothing to wait for: no channel to make under the lock
+		} else {
+			s.mu.Unlock()
+			ch := make(chan struct{})
+			s.mu.Lock()
+			if b.drained == nil {
+				b.drained = ch
+			}
+		}
+		refused = s.extract(b)
+		b.release()
+	}
+	drained := b.drained
+	s.mu.Unlock()
+	refused.Refuse(err)
+	return drained
+}
+
+// FinishBatch forgets b, whose CloseBatch channel is closed, and reports
+// how its jobs ended. The batch stays known until then, its jobs running,
+// so that Shutdown cancels them (see OpenBatches). It may be called more
+// than once.
+func (s *Scheduler[T, B]) FinishBatch(b *Batch[T, B]) Ended {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b.links.In(&s.batches) {
+		s.batches.Remove(&b.links)
+		if s.fair != nil {
+			s.fair.leave(&b.flow)
+		}
+	}
+	return Ended{Completed: b.done.completed, Canceled: b.done.canceled, Dropped: b.done.dropped}
+}
+
+// StopBatch records cause as the end of b's context, unless a dispatch saw
+// it end first: from now on b's jobs not dispatched are skipped, with that
+// cause. It takes b's blocked Submits out of line, for the caller to
+// refuse once it canceled the context.
+func (s *Scheduler[T, B]) StopBatch(b *Batch[T, B], cause error) Refusals[T, B] {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if b.stop == nil {
+		b.stop = cause
+	}
+	return s.extract(b)
+}
+
+// Closed reports whether the pool's Shut began, and whether b's
+// CloseBatch began (b may be nil).
+func (s *Scheduler[T, B]) Closed(b *Batch[T, B]) (pool, batch bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.drained != nil, b != nil && b.closed()
+}
+
+// OpenBatches returns the owners of the batches not finished yet.
+func (s *Scheduler[T, B]) OpenBatches() []B {
+	for {
+		s.mu.Lock()
+		n := s.batches.Len()
+		s.mu.Unlock()
+		list := make([]B, 0, n) // made before the lock is taken
+		s.mu.Lock()
+		if s.batches.Len() <= n {
+			s.batches.Each(func(b *Batch[T, B]) { list = append(list, b.flow.owner) })
+			s.mu.Unlock()
+			return list
+		}
+		s.mu.Unlock() // more batches came: make room for them
+	}
+}
+
+// closed reports whether the batch's CloseBatch began. s.mu is held.
+func (b *Batch[T, B]) closed() bool { return b.drained != nil }
+
+// held reports the batch's jobs accepted and not ended. s.mu is held.
+func (b *Batch[T, B]) held() int { return b.flow.queued() + b.flow.running }
+
+// seesDone reports whether the batch's context is done, as a dispatch of
+// one of its jobs sees it: once one has seen it (stop), every later one
+// skips. s.mu is held.
+func (b *Batch[T, B]) seesDone() bool {
+	if b.stop == nil && b.ctx.Err() != nil {
+		b.stop = context.Cause(b.ctx)
+	}
+	return b.stop != nil
+}
+
+// ctxErr is what a Submit of the batch gets once its context is done.
+func (b *Batch[T, B]) ctxErr() error { return CtxErr(b.ctx) }
+
+// ended counts out a job of the batch that a worker ran, or skipped. s.mu
+// is held.
+func (b *Batch[T, B]) ended(skipped bool) {
+	b.done.ended(skipped)
+	b.release()
+}
+
+// lost counts out a job of the batch that became a dead letter when every
+// worker died. s.mu is held.
+func (b *Batch[T, B]) lost() {
+	b.done.dropped++
+	b.release()
+}
+
+// release closes drained once CloseBatch began and no job of the batch is
+// held. s.mu is held.
+func (b *Batch[T, B]) release() {
+	if b.drained != nil && b.held() == 0 {
+		select {
+		case <-b.drained:
+		default:
+			close(b.drained)
+		}
+	}
+}
+
+// closedChan is a closed channel: a batch's drained when its CloseBatch
+// finds no job to wait for.
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
+
+// CtxErr returns ctx.Err(), or context.Canceled while ctx is being
+// canceled: a pool's or batch's cancellation runs after the lock that
+// stopped dispatching is released.
+func CtxErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return context.Canceled
+}

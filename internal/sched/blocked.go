@@ -1,0 +1,115 @@
+package sched
+
+import "github.com/crewlib/crew/internal/queue"
+
+// The Submits blocked on a full pool: in line with a waiter each, in one
+// FIFO list (with fair shares, one per share, taking turns), and answered
+// once the lock is released: let in as room opens (admit), refused when
+// their batch or the pool closes (extract, detachBlocked), or withdrawn
+// when their context ends (Withdraw).
+
+// newWaiter makes the waiter of a Submit that blocks. Waiters are made
+// outside the lock and recycled through s.free.
+func newWaiter[T, B any]() *queue.Waiter[task[T, B]] { return queue.NewWaiter[task[T, B]]() }
+
+// enlist puts the Submit of t in line, with a waiter from s.free; with
+// none at hand it returns noWaiter. s.mu is held.
+func (s *Scheduler[T, B]) enlist(t task[T, B]) (Verdict, *queue.Waiter[task[T, B]], error) {
+	w := s.free.Take()
+	if w == nil {
+		return noWaiter, nil, nil
+	}
+	w.Msg = t
+	s.nblocked++
+	if s.fair != nil {
+		s.fair.block(w, s.number())
+	} else {
+		s.blocked.PushBack(&w.Links)
+	}
+	return Waiting, w, nil
+}
+
+// admit hands free room to the blocked Submits, oldest first. s.mu is
+// held.
+func (s *Scheduler[T, B]) admit(a *after[T, B]) {
+	for w := s.nextBlocked(); w != nil; w = s.nextBlocked() {
+		if s.limit > 0 && s.held >= s.limit || s.stop != nil || s.live == 0 {
+			return // once the context is done, Stop refuses them; Bury, once no worker is left
+		}
+		if s.stamp {
+			w.Msg.at = max(w.Msg.at, s.now) // accepted now
+		}
+		var err error
+		if b := w.Msg.f.batch; b != nil && b.seesDone() {
+			err = b.ctxErr() // its batch failed or ended while it waited: it would be skipped
+		} else if err = s.placeBlocked(w.Msg, a); err == errWouldBlock {
+			return
+		}
+		s.admitted(w)
+		w.Msg, w.Err = task[T, B]{}, err
+		a.reply(w)
+	}
+}
+
+// isBlocked reports whether a Submit is blocked. s.mu is held.
+func (s *Scheduler[T, B]) isBlocked() bool {
+	if s.fair != nil {
+		return s.fair.blocked.Len() > 0
+	}
+	return s.blocked.Len() > 0
+}
+
+// nextBlocked returns the blocked Submit that the room a job frees goes
+// to: the oldest, or with fair shares, the oldest of the share whose turn
+// it is. s.mu is held.
+func (s *Scheduler[T, B]) nextBlocked() *queue.Waiter[task[T, B]] {
+	if s.fair != nil {
+		return s.fair.nextBlocked()
+	}
+	return s.blocked.Front()
+}
+
+// admitted takes w, the Submit nextBlocked returned, out of line: with
+// fair shares, its share's turn may end. s.mu is held.
+func (s *Scheduler[T, B]) admitted(w *queue.Waiter[task[T, B]]) {
+	s.nblocked--
+	if s.fair != nil {
+		s.fair.admitted(w)
+	} else {
+		s.blocked.Remove(&w.Links)
+	}
+}
+
+// unblock takes w, which is in line, out. s.mu is held.
+func (s *Scheduler[T, B]) unblock(w *queue.Waiter[task[T, B]]) {
+	s.nblocked--
+	if s.fair != nil {
+		s.fair.unblock(w)
+	} else {
+		s.blocked.Remove(&w.Links)
+	}
+}
+
+// detachBlocked takes every blocked Submit out of line, to be refused
+// once the lock is released. s.mu is held.
+func (s *Scheduler[T, B]) detachBlocked() Refusals[T, B] {
+	s.nblocked = 0
+	if s.fair != nil {
+		return Refusals[T, B]{s.fair.detach()}
+	}
+	return Refusals[T, B]{s.blocked.TakeAll()}
+}
+
+// extract takes the blocked Submits of batch b out of line, to be
+// refused once the lock is released. s.mu is held.
+func (s *Scheduler[T, B]) extract(b *Batch[T, B]) Refusals[T, B] {
+	f := &b.flow
+	var r Refusals[T, B]
+	if s.fair != nil {
+		r.c = s.fair.extract(f)
+	} else {
+		r.c = s.blocked.Extract(func(w *queue.Waiter[task[T, B]]) bool { return w.Msg.f == f })
+	}
+	s.nblocked -= r.c.Len()
+	return r
+}

@@ -1,0 +1,130 @@
+package sched
+
+// The fast lane: the scheduler's decisions for a first-come-first-served
+// pool (no fair shares, no keys or pins, no backlog mailbox, and so only
+// runnable flows of its own and of batches) while nothing unusual is under
+// way: no stop seen, Shut not begun, some worker live, and a bound. Then
+// no callback of the user's runs under the lock, no job is skipped for the
+// pool's end, and the order is consulted only when a batch has a runnable
+// job: with the pool's own jobs alone (the common case, a pool used as an
+// errgroup), Offer and Next decide in O(1), in a few lines of their own,
+// and the order's heap is not touched. The functions here are what the
+// general ones (offer, place, admit, next) do in that state, with the
+// branches that cannot apply left out; the lane is closed, and the general
+// ones decide, as soon as one of its conditions fails (see reopen).
+
+// reopen decides whether the fast lane is open, after one of the fields it
+// depends on changed. s.mu is held (or s is not shared yet).
+func (s *Scheduler[T, B]) reopen() {
+	s.lane = s.fair == nil && s.keyed == nil && s.pin == nil && s.own.mb == nil &&
+		s.stop == nil && s.drained == nil && s.live > 0 && s.limit > 0
+}
+
+// laneNext is next in the fast lane, for a worker that is not retired.
+// s.mu is held.
+func (s *Scheduler[T, B]) laneNext(w *Worker[T, B], ended bool, now int64, a *after[T, B]) step {
+	if s.stamp {
+		s.tick(now)
+	}
+	if ended {
+		if f := s.count(w); f != &s.own && f.limit > 0 {
+			s.order.fix(f) // it may run another job now
+		}
+		if s.nblocked > 0 {
+			s.laneAdmit(a)
+		}
+	}
+	f := s.laneFirst()
+	if f == nil {
+		w.job = Grant[T, B]{}
+		s.addIdle(w.index)
+		return park
+	}
+	w.job = s.laneTake(f)
+	if s.nidle > 0 {
+		s.feed(a) // a limit freed, or a job let in, may have made more runnable
+	}
+	return runNext
+}
+
+// laneFirst is first in the fast lane. s.mu is held.
+func (s *Scheduler[T, B]) laneFirst() *flow[T, B] {
+	f := s.order.first()
+	if s.own.q.Len() > 0 && (f == nil || s.own.q.Front().seq < f.head()) {
+		return &s.own
+	}
+	return f
+}
+
+// laneTake is take in the fast lane: it dispatches the oldest job of flow
+// f, which is runnable. The pool's own flow is on a cache line of its
+// own: its fields besides its queue and running count are not read. s.mu
+// is held.
+func (s *Scheduler[T, B]) laneTake(f *flow[T, B]) Grant[T, B] {
+	own := f == &s.own
+	skip := noSkip
+	if b := f.batch; !own && b != nil && b.seesDone() {
+		skip = batchStopped
+	}
+	e, _ := f.q.Pop()
+	if f.q.Len() == 0 {
+		f.q.ShrinkIfDrained()
+	}
+	f.running++
+	s.running++
+	if !own {
+		s.order.fix(f)
+	}
+	return Grant[T, B]{job: e.job, f: f, at: e.at, skip: skip}
+}
+
+// lanePlace is place for a first-come-first-served pool with no pin and
+// no backlog mailbox (the pool's own flow, batches' and keys'): it hands t
+// to an idle worker if t may run now and nothing runnable waits (workers
+// take from the order before they go idle: if one is idle, no job may run
+// before t), else queues it, numbered, in its flow, which enters the order
+// if it becomes runnable (the pool's own flow stays out of it: see
+// first). s.mu is held.
+func (s *Scheduler[T, B]) lanePlace(t task[T, B], a *after[T, B]) {
+	f := t.f
+	if s.nidle > 0 && s.own.q.Len() == 0 && s.order.len() == 0 && f.free() {
+		w := s.takeIdle()
+		f.running++
+		s.running++
+		a.grant(w, Grant[T, B]{job: t.job, f: f, at: t.at})
+		return
+	}
+	s.seq++
+	f.q.Push(queued[T]{job: t.job, seq: s.seq, at: t.at})
+	s.queuedIn++
+	if f != &s.own && f.at == 0 {
+		// A flow in its order keeps its place: a job queued behind others
+		// changes neither its head nor whether it may run.
+		s.order.fix(f)
+	}
+}
+
+// laneAdmit is admit in the fast lane (see lane), where no callback of the
+// user's can panic and no stop is seen. s.mu is held.
+func (s *Scheduler[T, B]) laneAdmit(a *after[T, B]) {
+	for s.held < s.limit {
+		w := s.blocked.Front()
+		if w == nil {
+			return
+		}
+		s.blocked.Remove(&w.Links)
+		s.nblocked--
+		if s.stamp {
+			w.Msg.at = max(w.Msg.at, s.now) // accepted now
+		}
+		var err error
+		if b := w.Msg.f.batch; b != nil && b.seesDone() {
+			err = b.ctxErr() // its batch failed or ended while it waited: it would be skipped
+		} else {
+			s.held++
+			s.lanePlace(w.Msg, a)
+		}
+		w.Msg, w.Err = task[T, B]{}, err
+		a.reply(w)
+	}
+}

@@ -1,0 +1,151 @@
+package sched
+
+import (
+	"fmt"
+	"strings"
+)
+
+// What the pool reads of its scheduler for Stats and its gauges, each
+// snapshot at one instant, under the lock; and what tests read.
+
+// Counts is a snapshot of a pool's scheduling counters, its batches' jobs
+// included.
+type Counts struct {
+	Ended
+	Held       int   // jobs accepted and not ended
+	Running    int   // jobs dispatched and not ended
+	Blocked    int   // Submits blocked on the full pool
+	Live       int   // workers neither dead nor retired
+	Workers    int   // workers but the retired ones (the dead ones too, until Resize takes them out)
+	Backlogged int64 // jobs that waited in a flow, rather than going straight to an idle worker
+	Keys       int   // keys with a job dispatched now (WithKey)
+}
+
+// Counts returns a snapshot of the pool's counters, in O(1).
+func (s *Scheduler[T, B]) Counts() Counts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := Counts{
+		Ended:   Ended{Completed: s.done.completed, Canceled: s.done.canceled, Dropped: s.done.dropped},
+		Held:    s.held,
+		Running: s.running, Blocked: s.nblocked, Live: s.live, Workers: len(s.workers),
+		Backlogged: s.queuedIn,
+	}
+	if s.keyed != nil {
+		c.Keys = s.keyed.active() - s.order.len() // a key in the order has no job running
+	}
+	return c
+}
+
+// Handled appends to dst how many jobs each worker ran (but the retired
+// ones), in order, read at one instant, in O(workers), and returns dst.
+func (s *Scheduler[T, B]) Handled(dst []int64) []int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, w := range s.workers {
+		dst = append(dst, w.handled)
+	}
+	return dst
+}
+
+// BatchCounts is a snapshot of a batch's scheduling counters.
+type BatchCounts struct {
+	Ended
+	Queued  int   // jobs accepted and not dispatched yet
+	Running int   // jobs dispatched and not ended
+	RunTime int64 // fair shares: the run time (ns) of its jobs that ended
+}
+
+// BatchCounts returns a snapshot of b's counters, in O(1).
+func (s *Scheduler[T, B]) BatchCounts(b *Batch[T, B]) BatchCounts {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return BatchCounts{
+		Ended:   Ended{Completed: b.done.completed, Canceled: b.done.canceled, Dropped: b.done.dropped},
+		Queued:  b.flow.queued(),
+		Running: b.flow.running,
+		RunTime: b.ran,
+	}
+}
+
+// Fair reports whether the pool has fair shares.
+func (s *Scheduler[T, B]) Fair() bool { return s.fair != nil }
+
+// Plain reports whether the pool queues its own jobs in the scheduler's
+// order, with no backlog mailbox and no keys: only such a pool takes
+// batches.
+func (s *Scheduler[T, B]) Plain() bool { return s.own.mb == nil && s.keyed == nil && s.pin == nil }
+
+// Pinned reports whether the pool pins its keys to workers
+// (WithConsistentHash).
+func (s *Scheduler[T, B]) Pinned() bool { return s.pin != nil }
+
+// The following are for tests.
+
+// Idle reports how many workers are idle.
+func (s *Scheduler[T, B]) Idle() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.nidle
+}
+
+// Dead reports how many of the workers (but the retired ones) are dead.
+func (s *Scheduler[T, B]) Dead() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, w := range s.workers {
+		if w.dead {
+			n++
+		}
+	}
+	return n
+}
+
+// Tenants reports how many tenants' shares the pool keeps (fair shares).
+func (s *Scheduler[T, B]) Tenants() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.fair.tenants)
+}
+
+// VT reports the virtual time of b's share (fair shares).
+func (s *Scheduler[T, B]) VT(b *Batch[T, B]) float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return b.flow.share.vt
+}
+
+// FairLeftovers says what the fair order still holds, once every batch
+// was finished and the pool drained: "" if nothing.
+func (s *Scheduler[T, B]) FairLeftovers() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	fq, own := s.fair, s.own.share
+	var left []string
+	if n := len(fq.tenants); n > 0 {
+		left = append(left, fmt.Sprintf("%d tenants", n))
+	}
+	if fq.blocked.Len() > 0 {
+		left = append(left, "blocked shares")
+	}
+	if n := fq.runnable.len(); n > 0 {
+		left = append(left, fmt.Sprintf("%d runnable shares", n))
+	}
+	if own.running != 0 || own.queued != 0 || own.waiting.Len() > 0 {
+		left = append(left, fmt.Sprintf("the pool's own share: %d running, %d queued", own.running, own.queued))
+	}
+	return strings.Join(left, "; ")
+}
+
+// BlockedInLine counts the Submits in line, list by list: what Counts'
+// Blocked counts as they come and go.
+func (s *Scheduler[T, B]) BlockedInLine() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := s.blocked.Len()
+	if s.fair != nil {
+		s.fair.blocked.Each(func(sh *share[T, B]) { n += sh.waiting.Len() })
+	}
+	return n
+}
