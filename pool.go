@@ -174,12 +174,19 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	if err := ctx.Err(); err != nil {
 		return p.doneCtx(ctx, nil, err)
 	}
-	return p.submit(ctx, job, nil)
+	if p.rec != nil {
+		return p.submitMetered(ctx, job, nil)
+	}
+	v, tk, err := p.s.Offer(job, nil, sched.MayWait, 0, p.seesStop())
+	if v == sched.Accepted {
+		return nil
+	}
+	return p.decide(ctx, job, nil, 0, v, tk, err)
 }
 
-// submit is Submit's and Batch.Submit's, for a job of batch b (nil: of
-// the pool): it offers job to the scheduler, which takes it at once in
-// the common case.
+// submit is Batch.Submit's (and Submit's, written out there), for a job
+// of batch b (nil: of the pool): it offers job to the scheduler, which
+// takes it at once in the common case.
 func (p *Pool[T]) submit(ctx context.Context, job T, b *Batch[T]) error {
 	if p.rec != nil {
 		return p.submitMetered(ctx, job, b)

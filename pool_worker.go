@@ -111,8 +111,22 @@ func (w *worker[T]) jobs() (again bool) {
 			w.timedFrom = time.Since(w.epoch)
 			w.do(g)
 			w.ran = int64(time.Since(w.epoch) - w.timedFrom)
-		default:
-			w.do(g)
+		case g.Skipped():
+			w.skip(g)
+		default: // do, written out for the common case
+			if w.streak++; w.streak == yieldEvery {
+				w.yield()
+			}
+			ctx, b := w.ctx, g.Batch()
+			if b != nil {
+				ctx = &b.jobCtx
+			}
+			w.inJob = true
+			err := p.handle(ctx, g.Job())
+			w.inJob = false
+			if err != nil {
+				p.fail(err, b)
+			}
 		}
 	}
 }
@@ -143,20 +157,11 @@ func (w *worker[T]) broke(v any) bool {
 
 // do runs g's job, or skips it.
 func (w *worker[T]) do(g *sched.Grant[T, *Batch[T]]) {
-	b := g.Batch()
 	if g.Skipped() {
-		sink := w.pool.sink
-		if b != nil {
-			sink = b.sink
-		}
-		if r := w.pool.rec; r != nil {
-			r.Add(EventSkipped, 1) // before the sink, which may call runtime.Goexit
-		}
-		if sink != nil {
-			sink(DeadLetter{Message: g.Job(), Target: w.name, Reason: w.pool.s.Cause(g)})
-		}
+		w.skip(g)
 		return
 	}
+	b := g.Batch()
 	if w.streak++; w.streak == yieldEvery {
 		w.yield()
 	}
@@ -169,6 +174,21 @@ func (w *worker[T]) do(g *sched.Grant[T, *Batch[T]]) {
 	w.inJob = false
 	if err != nil {
 		w.pool.fail(err, b)
+	}
+}
+
+// skip skips g's job: it is a dead letter, sent to its batch's sink or
+// the pool's.
+func (w *worker[T]) skip(g *sched.Grant[T, *Batch[T]]) {
+	sink := w.pool.sink
+	if b := g.Batch(); b != nil {
+		sink = b.sink
+	}
+	if r := w.pool.rec; r != nil {
+		r.Add(EventSkipped, 1) // before the sink, which may call runtime.Goexit
+	}
+	if sink != nil {
+		sink(DeadLetter{Message: g.Job(), Target: w.name, Reason: w.pool.s.Cause(g)})
 	}
 }
 

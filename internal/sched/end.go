@@ -138,7 +138,7 @@ func (s *Scheduler[T, B]) bury(w *Worker[T, B], started bool, ran, now int64, a 
 			s.fair.refund(f.share, w.charged)
 		}
 		if f.batch == nil { // a batch's stays in its flow until its dead letter (see Lost)
-			f.running--
+			s.countRun(f, -1)
 			s.settle(f)
 		}
 		lost = append(lost, g)

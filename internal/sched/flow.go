@@ -13,7 +13,7 @@ import (
 // The scheduler's lock guards a flow.
 type flow[T, B any] struct {
 	q       queue.Ring[queued[T]] // jobs waiting, oldest first, each with its number
-	running int                   // jobs dispatched and not ended
+	running int                   // jobs dispatched and not ended; not counted for the pool's own flow (see countRun)
 	limit   int                   // the most jobs running at once, or 0
 	at      int                   // 1 + the flow's index in its order's heap, or 0 while it is not there
 	mb      Mailbox[T]            // the pool's backlog of its own (WithMailbox), instead of q

@@ -70,10 +70,12 @@ func (s *Scheduler[T, B]) laneTake(f *flow[T, B]) Grant[T, B] {
 	if f.q.Len() == 0 {
 		f.q.ShrinkIfDrained()
 	}
-	f.running++
 	s.running++
 	if !own {
-		s.order.fix(f)
+		f.running++
+		if len(s.order.h) > 1 || !f.runnable() {
+			s.order.fix(f) // alone in the order and still runnable, it stays where it is
+		}
 	}
 	return Grant[T, B]{job: e.job, f: f, at: e.at, skip: skip}
 }
@@ -89,7 +91,7 @@ func (s *Scheduler[T, B]) lanePlace(t task[T, B], a *after[T, B]) {
 	f := t.f
 	if s.nidle > 0 && s.own.q.Len() == 0 && s.order.len() == 0 && f.free() {
 		w := s.takeIdle()
-		f.running++
+		s.countRun(f, 1)
 		s.running++
 		a.grant(w, Grant[T, B]{job: t.job, f: f, at: t.at})
 		return

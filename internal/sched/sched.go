@@ -201,6 +201,15 @@ func (s *Scheduler[T, B]) Workers() []*Worker[T, B] {
 // panics takes nothing, and the panic goes on, with the lock released.
 func (s *Scheduler[T, B]) Offer(job T, b *Batch[T, B], mode Mode, at int64, stop error) (Verdict, Ticket[T, B], error) {
 	s.mu.Lock()
+	if s.lane && stop == nil && s.held < s.limit && s.nblocked == 0 && b != nil && !b.closed() && !b.seesDone() {
+		// The fast lane, with room, for a batch's job.
+		s.held++
+		var a after[T, B]
+		s.lanePlace(task[T, B]{job: job, f: &b.flow, at: at}, &a)
+		s.mu.Unlock()
+		s.run(&a)
+		return Accepted, Ticket[T, B]{}, nil
+	}
 	if s.lane && stop == nil && s.held < s.limit && s.nblocked == 0 && b == nil {
 		// The fast lane, with room, for a job of the pool's own: what
 		// lanePlace does, flat.
@@ -208,7 +217,6 @@ func (s *Scheduler[T, B]) Offer(job T, b *Batch[T, B], mode Mode, at int64, stop
 		own := &s.own
 		if s.nidle > 0 && own.q.Len() == 0 && len(s.order.h) == 0 {
 			w := s.takeIdle()
-			own.running++
 			s.running++
 			w.job = Grant[T, B]{job: job, f: own, at: at}
 			s.mu.Unlock()
@@ -258,7 +266,6 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 		}
 		admitted := false
 		if ended {
-			own.running--
 			s.running--
 			s.held--
 			s.done.completed++
@@ -286,7 +293,6 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 			if own.q.Len() == 0 {
 				own.q.ShrinkIfDrained()
 			}
-			own.running++
 			s.running++
 			w.job = Grant[T, B]{job: e.job, f: own, at: e.at}
 			st = runNext

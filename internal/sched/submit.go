@@ -55,14 +55,6 @@ func (s *Scheduler[T, B]) offerSlow(job T, b *Batch[T, B], mode Mode, at int64, 
 	t := task[T, B]{job: job, f: f, at: at}
 	for {
 		var a after[T, B]
-		if s.lane && stop == nil && s.held < s.limit && s.nblocked == 0 && (b == nil || !b.closed() && !b.seesDone()) {
-			// The fast lane, with room: offer's decisions in that state.
-			s.held++
-			s.lanePlace(t, &a)
-			s.mu.Unlock()
-			s.run(&a)
-			return Accepted, Ticket[T, B]{}, nil
-		}
 		v, w, err := s.offer(t, mode, stop, &a)
 		s.run(&a)
 		if v != noWaiter {

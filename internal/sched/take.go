@@ -25,7 +25,7 @@ func (s *Scheduler[T, B]) nextSlow(w *Worker[T, B], ended bool, ran, now int64, 
 func (s *Scheduler[T, B]) count(w *Worker[T, B]) *flow[T, B] {
 	g := &w.job
 	f := g.f
-	f.running--
+	s.countRun(f, -1)
 	s.running--
 	s.held--
 	skipped := g.skip != noSkip
@@ -115,7 +115,7 @@ func (s *Scheduler[T, B]) take(f *flow[T, B], w *Worker[T, B], a *after[T, B]) G
 // keeps for the job's end; a skipped one costs its share nothing. s.mu is
 // held.
 func (s *Scheduler[T, B]) dispatched(t task[T, B], skip skipCause, w *Worker[T, B]) Grant[T, B] {
-	t.f.running++
+	s.countRun(t.f, 1)
 	s.running++
 	if sh := t.f.share; sh != nil && skip == noSkip {
 		w.charged, w.timed = s.fair.charge(sh)
@@ -194,6 +194,15 @@ func (s *Scheduler[T, B]) settle(f *flow[T, B]) {
 		s.keyed.release(f)
 	default:
 		s.fix(f)
+	}
+}
+
+// countRun adds n to the jobs of flow f that run, unless f is the pool's own
+// flow, which has no limit and no key: its count would serve nothing, and
+// the scheduler's running counts every flow's jobs. s.mu is held.
+func (s *Scheduler[T, B]) countRun(f *flow[T, B], n int) {
+	if f != &s.own {
+		f.running += n
 	}
 }
 
