@@ -32,7 +32,9 @@ type worker[T any] struct {
 	started   bool                       // g's job started: the next Next counts it out
 	inJob     bool                       // g's job's handler runs: a panic now is the job's
 	streak    int                        // jobs run since the worker was idle, or since yield last looked
+	every     int                        // how many jobs yield looks at the clock once in
 	since     time.Time                  // when yield began to time the worker's streak
+	looked    time.Time                  // when yield last looked
 	epoch     time.Time                  // what the worker times jobs from (see sched.Worker.Timed)
 	timedFrom time.Duration              // when g's job started, since epoch, if it is timed
 	ran       int64                      // the run time (ns) of the job it ended, if timed
@@ -46,7 +48,7 @@ type worker[T any] struct {
 type workerKey struct{}
 
 func newWorker[T any](p *Pool[T], r *sched.Worker[T, *Batch[T]]) *worker[T] {
-	w := &worker[T]{pool: p, rec: r, name: p.name + "-" + strconv.Itoa(r.Index())}
+	w := &worker[T]{pool: p, rec: r, name: p.name + "-" + strconv.Itoa(r.Index()), every: yieldEvery}
 	w.ctx = context.WithValue(p.ctx, workerKey{}, w)
 	return w
 }
@@ -114,7 +116,7 @@ func (w *worker[T]) jobs() (again bool) {
 		case g.Skipped():
 			w.skip(g)
 		default: // do, written out for the common case
-			if w.streak++; w.streak == yieldEvery {
+			if w.streak++; w.streak >= w.every {
 				w.yield()
 			}
 			ctx, b := w.ctx, g.Batch()
@@ -162,7 +164,7 @@ func (w *worker[T]) do(g *sched.Grant[T, *Batch[T]]) {
 		return
 	}
 	b := g.Batch()
-	if w.streak++; w.streak == yieldEvery {
+	if w.streak++; w.streak >= w.every {
 		w.yield()
 	}
 	ctx := w.ctx
@@ -268,13 +270,18 @@ func (w *worker[T]) died(g *sched.Grant[T, *Batch[T]], started bool) {
 // workerIndex reports the worker's index in its pool (for tests).
 func (w *worker[T]) workerIndex() int { return w.rec.Index() }
 
-// yieldEvery is how many jobs a worker runs between two looks at the
-// clock, and yieldAfter how long it runs jobs without a break before it
-// yields the processor (see yield). A look costs a read of the clock, under
-// 2 ns a job; a yield a trip through the scheduler.
+// A worker looks at the clock once in every jobs (see yield): at first
+// once in yieldEvery, then half as often after each look that finds
+// little time passed since the last (less than yieldAfter/8), down to once
+// in maxYieldEvery, and twice as often after one that finds more than
+// yieldAfter, so that quick jobs pay for few looks (a look reads the
+// clock: tens of nanoseconds on a virtual machine) and slow ones are
+// looked at often enough. It yields the processor once it has run jobs
+// without a break for yieldAfter.
 const (
-	yieldEvery = 16
-	yieldAfter = 250 * time.Microsecond
+	yieldEvery    = 16
+	maxYieldEvery = 1024
+	yieldAfter    = 250 * time.Microsecond
 )
 
 // yield yields the processor once the worker has run jobs without a break
@@ -293,4 +300,11 @@ func (w *worker[T]) yield() {
 		w.since = now
 		runtime.Gosched()
 	}
+	switch gap := now.Sub(w.looked); {
+	case gap < yieldAfter/8 && w.every < maxYieldEvery:
+		w.every *= 2
+	case gap > yieldAfter && w.every > 1:
+		w.every /= 2
+	}
+	w.looked = now
 }
