@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // An errorSet keeps the errors of a pool's or a batch's jobs for its Wait:
@@ -12,6 +13,8 @@ import (
 // first error canceled it tend to return.
 type errorSet struct {
 	all bool // WithAllErrors
+
+	some atomic.Bool // an error was added: result takes the lock only then
 
 	mu               sync.Mutex // guards the fields below
 	err              error      // the first error
@@ -30,6 +33,7 @@ func (e *errorSet) add(err error, ctx context.Context) (first bool) {
 	first = e.err == nil
 	if first {
 		e.err = err
+		e.some.Store(true)
 	}
 	if e.all && (first || !echoes(err, ctx)) {
 		e.errs = append(e.errs, err)
@@ -38,7 +42,11 @@ func (e *errorSet) add(err error, ctx context.Context) (first bool) {
 }
 
 // result returns every error joined, with all, else the first, or nil.
+// An add that happened before the call is seen.
 func (e *errorSet) result() error {
+	if !e.some.Load() {
+		return nil
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.all && len(e.errs) > 0 {

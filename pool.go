@@ -278,7 +278,7 @@ func (p *Pool[T]) Wait() error {
 
 // outcome is what Wait returns.
 func (p *Pool[T]) outcome() error {
-	if p.failed.Load() > 0 { // every error kept was counted as it failed a job
+	if p.failed.Load() > 0 { // else no job failed: no error to return
 		if err := p.errs.result(); err != nil {
 			return err
 		}

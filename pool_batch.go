@@ -192,11 +192,7 @@ func (b *Batch[T]) Wait() error {
 	if b.pool == nil {
 		b.unmade("Wait")
 	}
-	p := b.pool
-	<-p.s.CloseBatch(&b.rec, ErrBatchClosed)
-	// The batch stays known to the scheduler while its jobs run, so that
-	// Shutdown cancels them.
-	err := b.outcome(p.s.FinishBatch(&b.rec))
+	err := b.outcome(b.pool.s.WaitBatch(&b.rec, ErrBatchClosed))
 	b.cancel(nil)
 	return err
 }

@@ -15,8 +15,8 @@ type Batch[T, B any] struct {
 	stop    error                    // the cause of ctx's end, once a dispatch saw it (or StopBatch gave it)
 	ran     int64                    // fair shares: the run time (ns) of its jobs that ended
 	done    jobCounts                // the jobs that ended
-	drained chan struct{}            // made by CloseBatch; closed once no job of the batch is held
-	links   queue.Links[Batch[T, B]] // in the scheduler's batches until FinishBatch
+	drained chan struct{}            // made by WaitBatch; closed once no job of the batch is held
+	links   queue.Links[Batch[T, B]] // in the scheduler's batches until WaitBatch forgets it
 }
 
 // OpenBatch sets b up as a batch of the pool, owned by owner (what
@@ -40,19 +40,33 @@ func (s *Scheduler[T, B]) OpenBatch(b *Batch[T, B], owner B, ctx context.Context
 	s.mu.Unlock()
 }
 
-// CloseBatch closes b to new jobs but its own jobs' (Offer then returns
-// BatchShut), refuses its blocked Submits with err, and returns a channel
-// closed once no job of b is held. A later call refuses nothing and
-// returns the same channel.
-func (s *Scheduler[T, B]) CloseBatch(b *Batch[T, B], err error) <-chan struct{} {
+// WaitBatch closes b to new jobs but its own jobs' (Offer then returns
+// BatchShut), refuses its blocked Submits with err, waits until no job of b
+// is held, forgets b, and reports how its jobs ended. The batch stays
+// known until then, its jobs running, so that Shutdown cancels them (see
+// OpenBatches). Later calls return at once, with the same counts.
+func (s *Scheduler[T, B]) WaitBatch(b *Batch[T, B], err error) Ended {
 	s.mu.Lock()
+	if b.drained == nil && b.held() == 0 {
+		// Nothing to wait for: close and forget b at once, with no
+		// channel to make and no second turn of the lock.
+		b.drained = closedChan
+		var refused Refusals[T, B]
+		if s.nblocked > 0 {
+			refused = s.extract(b)
+		}
+		ended := s.finish(b)
+		s.mu.Unlock()
+		refused.Refuse(err)
+		return ended
+	}
 	var refused Refusals[T, B]
 	if b.drained == nil {
 		if b.held() == 0 {
-			b.drained = closedChan // nothing to wait for: no channel to make under the lock
+			b.drained = closedChan
 		} else {
 			s.mu.Unlock()
-			ch := make(chan struct{})
+			ch := make(chan struct{}) // made outside the lock
 			s.mu.Lock()
 			if b.drained == nil {
 				b.drained = ch
@@ -64,16 +78,15 @@ func (s *Scheduler[T, B]) CloseBatch(b *Batch[T, B], err error) <-chan struct{} 
 	drained := b.drained
 	s.mu.Unlock()
 	refused.Refuse(err)
-	return drained
-}
-
-// FinishBatch forgets b, whose CloseBatch channel is closed, and reports
-// how its jobs ended. The batch stays known until then, its jobs running,
-// so that Shutdown cancels them (see OpenBatches). It may be called more
-// than once.
-func (s *Scheduler[T, B]) FinishBatch(b *Batch[T, B]) Ended {
+	<-drained
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.finish(b)
+}
+
+// finish forgets b, once no job of it is held, and reports how its jobs
+// ended. s.mu is held.
+func (s *Scheduler[T, B]) finish(b *Batch[T, B]) Ended {
 	if b.links.In(&s.batches) {
 		s.batches.Remove(&b.links)
 		if s.fair != nil {
@@ -97,7 +110,7 @@ func (s *Scheduler[T, B]) StopBatch(b *Batch[T, B], cause error) Refusals[T, B] 
 }
 
 // Closed reports whether the pool's Shut began, and whether b's
-// CloseBatch began (b may be nil).
+// WaitBatch began (b may be nil).
 func (s *Scheduler[T, B]) Closed(b *Batch[T, B]) (pool, batch bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -121,7 +134,7 @@ func (s *Scheduler[T, B]) OpenBatches() []B {
 	}
 }
 
-// closed reports whether the batch's CloseBatch began. s.mu is held.
+// closed reports whether the batch's WaitBatch began. s.mu is held.
 func (b *Batch[T, B]) closed() bool { return b.drained != nil }
 
 // held reports the batch's jobs accepted and not ended. s.mu is held.
@@ -154,7 +167,7 @@ func (b *Batch[T, B]) lost() {
 	b.release()
 }
 
-// release closes drained once CloseBatch began and no job of the batch is
+// release closes drained once WaitBatch began and no job of the batch is
 // held. s.mu is held.
 func (b *Batch[T, B]) release() {
 	if b.drained != nil && b.held() == 0 {
@@ -166,7 +179,7 @@ func (b *Batch[T, B]) release() {
 	}
 }
 
-// closedChan is a closed channel: a batch's drained when its CloseBatch
+// closedChan is a closed channel: a batch's drained when its WaitBatch
 // finds no job to wait for.
 var closedChan = func() chan struct{} {
 	ch := make(chan struct{})

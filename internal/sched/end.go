@@ -160,7 +160,7 @@ func (s *Scheduler[T, B]) bury(w *Worker[T, B], started bool, ran, now int64, a 
 			job, at := f.pop()
 			lost = append(lost, Grant[T, B]{job: job, f: f, at: at})
 			if f.batch != nil {
-				f.running++ // its batch's CloseBatch waits for its dead letter too (see Lost)
+				f.running++ // its batch's WaitBatch waits for its dead letter too (see Lost)
 			}
 		}
 		s.fix(f)

@@ -94,7 +94,7 @@ type Scheduler[T, B any] struct {
 	stop     error                   // the cause of the pool context's end, once a dispatch saw it
 	drained  chan struct{}           // made by Shut; closed once no job is held
 	ownSkips int64                   // the pool's own jobs skipped (batches count theirs)
-	batches  queue.List[Batch[T, B]] // the batches not finished yet (see FinishBatch), for Shutdown
+	batches  queue.List[Batch[T, B]] // the batches not finished yet (see WaitBatch), for Shutdown
 	evicted  []T                     // jobs the backlog evicted, waiting for their dead letters
 
 	free queue.Waiters[task[T, B]] // for blocked Submits: recycled outside the lock, taken under it
