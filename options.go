@@ -179,7 +179,8 @@ func WithDeadLetters(sink func(DeadLetter)) Option {
 // the job's batch's) that returns after that job. Wait still returns the
 // errors as before: onError is how a long-lived pool's failures reach a
 // log or an alert when they happen, rather than at exit. onError must not
-// panic, block for long, or wait for the pool.
+// panic (a panic in it crashes the process), block for long, or wait for
+// the pool; a runtime.Goexit in it ends the worker, as a job's does.
 func WithErrorHandler(onError func(error)) Option {
 	if onError == nil {
 		panic("crew: WithErrorHandler: nil handler")

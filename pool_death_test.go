@@ -325,3 +325,25 @@ func TestADeadLetterSinkThatCallsGoexitOnAWorkerLosesNoJobCount(t *testing.T) {
 		assert.Zero(t, s.Running+s.Queued)
 	})
 }
+
+func TestAnErrorHandlerThatCallsGoexitAsAJobsPanicIsRecordedEndsTheWorkerNotWait(t *testing.T) {
+	// A job panics; the error handler that the panic's failure reaches
+	// calls runtime.Goexit on the worker. The worker dies, its job counted
+	// out as run, and Wait returns (a worker left counted as running would
+	// keep it waiting forever).
+	synctest.Test(t, func(t *testing.T) {
+		var once atomic.Bool
+		p := crew.NewGroup(2, crew.WithErrorHandler(func(error) {
+			if once.CompareAndSwap(false, true) {
+				runtime.Goexit()
+			}
+		}))
+		require.NoError(t, p.Submit(context.Background(), func(context.Context) error { explode(); return nil }))
+		err := p.Wait()
+		assert.ErrorContains(t, err, "runtime.Goexit")
+		s := p.Stats()
+		assert.EqualValues(t, 1, s.Completed)
+		assert.Zero(t, s.Running+s.Queued)
+		assert.Equal(t, 1, crew.PoolDeadWorkers(p))
+	})
+}

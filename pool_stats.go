@@ -4,8 +4,9 @@ package crew
 // batches' jobs included (but for those a batch's job ran inline: see
 // BatchStats), and the retired workers' (Resize) in the totals. The totals
 // are read at one instant; while the pool runs, PerWorker is read after
-// them, one worker after another, so it may disagree with them by the few
-// jobs that ended meanwhile. After Wait every figure is exact.
+// them (the jobs each worker ran at a second instant, the jobs its jobs
+// ran inline one worker after another), so it may disagree with them by
+// the few jobs that ended meanwhile. After Wait every figure is exact.
 type PoolStats struct {
 	Workers    int   // workers: those not ended by a job's runtime.Goexit, nor retired by Resize
 	Queued     int   // jobs waiting to be dispatched: in the backlog, or behind their key (WithKey) or at their worker (WithConsistentHash)
@@ -37,8 +38,9 @@ type WorkerStats struct {
 }
 
 // Stats returns a snapshot of the pool's counters, its batches' jobs
-// included. It holds the pool's scheduler's lock for O(1), and allocates
-// the PerWorker slice.
+// included. It takes the pool's scheduler's lock twice: for the totals,
+// in O(1), then for the jobs each worker handled, in O(workers); and it
+// allocates the PerWorker slice.
 func (p *Pool[T]) Stats() PoolStats {
 	if p.refused == nil {
 		p.unmade("Pool.Stats")

@@ -77,8 +77,10 @@ func (w *worker[T]) run() {
 // panic as the job's failure and returns true, for run to call it again)
 // or something calls runtime.Goexit (the worker dies: see died). One
 // deferred call per run of jobs recovers a panic, rather than one per
-// job: it recovers only while a job's handler runs (inJob), so that any
-// other panic goes on with its stack, as it would without the pool.
+// job. It keeps only a job's panic (one raised while a handler runs:
+// inJob), and only with recovery on: any other goes on, raised again at
+// once with its stack, which the deferred call runs on top of, and
+// crashes the process as it would without the pool.
 func (w *worker[T]) jobs() (again bool) {
 	p := w.pool
 	returned := false
@@ -86,11 +88,15 @@ func (w *worker[T]) jobs() (again bool) {
 		if returned {
 			return
 		}
-		var v any
-		if w.inJob && !p.noRecovery { // else a panic goes on, and crashes the process
-			v = recover()
+		switch v := recover(); {
+		case v == nil: // runtime.Goexit, in a job or in a dead-letter sink
+			w.measured()
+			w.died(w.g, w.started)
+		case !w.inJob || p.noRecovery:
+			panic(v)
+		default:
+			again = w.recovered(v)
 		}
-		again = w.broke(v)
 	}()
 	for {
 		ended := w.started
@@ -133,28 +139,34 @@ func (w *worker[T]) jobs() (again bool) {
 	}
 }
 
-// broke ends a run of jobs that a job's panic (v, recovered) or a
-// runtime.Goexit (v is nil) broke off: it records the job's end as
-// measured, and the panic as the job's failure, and reports true; after a
-// Goexit, in a job or in a dead-letter sink, the worker dies.
-func (w *worker[T]) broke(v any) bool {
-	p, g := w.pool, w.g
+// recovered records v, the recovered panic of the job the worker holds,
+// as the job's failure, and reports true. If the error handler (or the
+// Recorder) calls runtime.Goexit meanwhile, the worker dies instead.
+func (w *worker[T]) recovered(v any) bool {
 	w.inJob = false
-	if v != nil {
-		p.fail(panicked("job", panics.NewRecovered(1, v)), g.Batch())
-	}
-	switch {
+	exited := true
+	defer func() {
+		if exited {
+			w.died(w.g, true)
+		}
+	}()
+	w.pool.fail(panicked("job", panics.NewRecovered(1, v)), w.g.Batch())
+	w.measured()
+	exited = false
+	return true
+}
+
+// measured reports the end of the job the worker holds, if it started, as
+// run or measure would have once it returned: its run time to the
+// Recorder, or to the scheduler if it is timed.
+func (w *worker[T]) measured() {
+	switch g := w.g; {
 	case !w.started:
-	case p.rec != nil && !g.Skipped():
+	case w.pool.rec != nil && !g.Skipped():
 		w.ended(g)
 	case w.rec.Timed():
 		w.ran = int64(time.Since(w.epoch) - w.timedFrom)
 	}
-	if v != nil {
-		return true
-	}
-	w.died(g, w.started)
-	return false
 }
 
 // do runs g's job, or skips it.

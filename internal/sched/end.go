@@ -124,9 +124,12 @@ func (s *Scheduler[T, B]) Bury(w *Worker[T, B], started bool, ran, now int64) []
 func (s *Scheduler[T, B]) bury(w *Worker[T, B], started bool, ran, now int64, a *after[T, B]) (lost []Grant[T, B]) {
 	s.tick(now)
 	w.dead = true
-	if !w.retired { // a retired worker was counted out by Resize
+	if !w.retired { // a retired worker was counted out by Resize, and left the idle set
 		s.live--
 		s.reopen()
+		if s.idle.has(w.index) { // it went idle, then died delivering dead letters
+			s.removeIdle(w.index)
+		}
 	}
 	g := w.job
 	switch f := g.f; {

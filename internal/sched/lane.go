@@ -57,9 +57,8 @@ func (s *Scheduler[T, B]) laneFirst() *flow[T, B] {
 }
 
 // laneTake is take in the fast lane: it dispatches the oldest job of flow
-// f, which is runnable. The pool's own flow is on a cache line of its
-// own: its fields besides its queue and running count are not read. s.mu
-// is held.
+// f, which is runnable. Of the pool's own flow, it reads the queue alone,
+// on a cache line of its own. s.mu is held.
 func (s *Scheduler[T, B]) laneTake(f *flow[T, B]) Grant[T, B] {
 	own := f == &s.own
 	skip := noSkip
@@ -106,7 +105,7 @@ func (s *Scheduler[T, B]) lanePlace(t task[T, B], a *after[T, B]) {
 	}
 }
 
-// laneAdmit is admit in the fast lane (see lane), where no callback of the
+// laneAdmit is admit in the fast lane, where no callback of the
 // user's can panic and no stop is seen. s.mu is held.
 func (s *Scheduler[T, B]) laneAdmit(a *after[T, B]) {
 	for s.held < s.limit {

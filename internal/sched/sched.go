@@ -11,10 +11,12 @@
 // Under the lock the scheduler does queue work only: O(1), or O(log flows)
 // to pick a flow among several. What follows a decision (waking a worker,
 // answering a blocked Submit, delivering dead letters) runs once the lock
-// is released (see after). While the pool's own jobs are the only ones
-// that may run, fairness is off and the pool has no keys and no backlog
-// mailbox, both a Submit and a worker's end-and-take run a fast lane: the
-// same decisions, with every branch that cannot apply left out (see lane).
+// is released (see after). In a first-come-first-served pool with no keys
+// and no backlog mailbox, while it sees no stop and is not closing, a
+// Submit and a worker's end-and-take run a fast lane: the same decisions,
+// with every branch that cannot apply left out (see lane.go); with the
+// pool's own jobs alone, Offer and Next decide in a few lines of their
+// own, without the order.
 //
 // The guarantees, for a pool with the default backlog:
 //
@@ -71,7 +73,7 @@ type Scheduler[T, B any] struct {
 	nblocked int    // the Submits blocked
 	nidle    int    // the workers in idle
 
-	own      flow[T, B]  // the pool's own jobs: its queue and running count on a line of their own
+	own      flow[T, B]  // the pool's own jobs: its queue on a line of its own
 	order    order[T, B] // the runnable flows but the pool's own (batches, keys)
 	done     jobCounts   // the jobs that ended (counted with held)
 	queuedIn int64       // jobs that waited in a flow rather than going straight to an idle worker
