@@ -79,29 +79,28 @@
 // # Choosing a mailbox
 //
 //	type             bound  order                   cost        use it for
-//	Unbounded        no     FIFO                    0.56x       the default: one producer or a few, shallow or deep
-//	Segmented        no     FIFO                    0.33x       fan-in (many producers: they take no lock), deep or bursty queues, large messages
-//	Bounded          yes    FIFO                    0.79x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
-//	Chan             yes    FIFO                    1.72x       a plain buffered channel behind the interface; a baseline
-//	Fair             no     round robin per key,    1.45x       many senders (tenants, sessions) sharing one consumer
+//	Unbounded        no     FIFO                    0.61x       the default: one producer or a few, shallow or deep
+//	Segmented        no     FIFO                    0.52x       fan-in (many producers: they take no lock), deep or bursty queues, large messages
+//	Bounded          yes    FIFO                    0.84x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
+//	Chan             yes    FIFO                    1.94x       a plain buffered channel behind the interface; a baseline
+//	Fair             no     round robin per key,    1.52x       many senders (tenants, sessions) sharing one consumer
 //	                        FIFO within a key
-//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (4.8x)
-//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (5.0x)
+//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (4.4x)
+//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (4.7x)
 //
 // The cost is the time of one message from a producer goroutine to a
 // consumer goroutine that is woken through a channel when it finds the
 // mailbox empty, as an actor is, over the time of one message through a
-// buffered channel of 1024 (see Costs), with one producer; that run's
-// channel was slow, and in others Unbounded and Segmented both take about
-// 0.5-0.6x. Under fan-in, four and eight producers, Segmented takes 0.57x
-// and 0.45x, Unbounded 0.80x and 0.99x, and Bounded 1.39x and 1.35x;
-// beside one CPU-bound process per CPU, Segmented 0.80x and 1.21x and
-// Unbounded 1.10x and 1.14x. For fan-in choose Segmented: an Enqueue takes
-// a ticket with one atomic increment and never waits for another producer,
-// where Unbounded's and Bounded's producers share a lock. Unbounded and
-// Bounded take separate producer and consumer locks, so a producer and a
-// consumer do not contend; Segmented's meet only when the consumer reaches
-// a message still being written, and at the lock that links and recycles
+// buffered channel of 1024 (see Costs), with one producer. Under fan-in,
+// four and eight producers, Segmented takes 0.74x and 0.77x, Unbounded
+// 0.94x and 0.96x, and Bounded 1.11x and 1.10x; beside one CPU-bound
+// process per CPU, Segmented 0.84x and 1.20x and Unbounded 1.17x and
+// 1.21x. For fan-in choose Segmented: an Enqueue takes a ticket with one
+// atomic increment and never waits for another producer, where
+// Unbounded's and Bounded's producers share a lock. Unbounded and Bounded
+// take separate producer and consumer locks, so a producer and a consumer
+// do not contend; Segmented's meet only when the consumer reaches a
+// message still being written, and at the lock that links and recycles
 // segments, once per 256 messages; Chan, Fair and Priority have one lock.
 // Enqueue and Dequeue are O(1) (Unbounded's amortized) but for Priority's
 // O(log n), n = Len().
@@ -124,7 +123,7 @@
 // on a signal channel of capacity 1, which Tell pokes without blocking, as do
 // Stop and the end of its context (through context.AfterFunc): no pump
 // goroutine and no allocation per message; an idle actor costs its
-// goroutine and 414 bytes (see Costs). Forward feeds an actor, or a
+// goroutine and 415 bytes (see Costs). Forward feeds an actor, or a
 // router, from a channel the caller already has.
 //
 // A panic in a handler is recovered with its stack and reported, with the
@@ -324,34 +323,38 @@
 //
 // The figures here come from the committed run of the bench/ program,
 // bench/results/report.md, which measures crew side by side with
-// errgroup, conc, ants, pond and hand-written pools and checks crew's
-// performance targets. They are one machine's, a 2-core Intel Xeon, and
-// ratios, since its speed drifts; they vary with the machine and its load,
-// and the program (go -C bench run .) measures yours. A no-op job through
-// a pool of 8 workers costs 1.02x what it costs through a hand-written
-// pool of goroutines reading one channel of 8 with one submitter, and
-// 1.84x with eight (that pool has no error handling, panic recovery or
-// order guarantee); given the room of a channel of 1024 (WithQueueSize),
-// 2.00x a pool reading that channel. It is 3.5x faster than errgroup with
-// SetLimit with one submitter and 1.6x with eight, and allocates nothing
-// (errgroup 2 allocations per job). With GOMAXPROCS 8 and 16 on those 2
-// CPUs, as in a container with a CPU quota, it costs 1.9-2.1x the channel
-// pool with one submitter and 2.9-3.6x with eight. Through a batch a job
-// costs 1.12x (one submitter) and 1.20x (eight) what it costs through the
-// pool, allocating nothing; an empty batch, NewBatch and Wait, costs
-// 1013 ns and 3 allocations. With uneven jobs a burst finishes in 0.993x a
-// shared queue's time and a stream at 80% and 90% load sees 1.01x and
-// 0.98x its p99 time in system. A message told to an actor, from Tell to
-// the handler's return, costs 0.61x (one producer), 0.90x (four) and
-// 0.87x (eight) what it costs through a goroutine ranging over a buffered
-// channel of 1024, with no allocation (protoactor-go's actor: 2.7x and
-// 3.5x, one allocation); with a Segmented mailbox 0.72x, 0.63x and 0.64x.
-// Mailbox costs are in the table above; an idle actor adds 415 bytes to
-// its goroutine. A pool made WithFairShare costs 1.24x per
-// no-op job what a first-come-first-served one costs (346
-// against 280 ns), allocating nothing. WithMetrics, measured apart
-// (bench/results/metrics.txt), costs a pool nothing when absent; with a
-// Recorder that does nothing, a no-op job costs 1.9x (one submitter) and
-// 1.4-1.5x (eight), for three clock reads of 42-50 ns each on that
-// machine.
+// errgroup, conc, ants, pond, hand-written pools and the floor (a minimal
+// pool around one lock with crew's guarantees of order, bound and
+// context) and checks crew's performance targets. They are one machine's,
+// a 2-core AMD EPYC virtual machine, and ratios, since its speed drifts;
+// they vary with the machine and its load, and the program (go -C bench
+// run .) measures yours. A no-op job through a pool of 8 workers costs
+// 0.90x what it costs through a hand-written pool of goroutines reading
+// one channel of 8 with one submitter, and 1.61x with eight (that pool has
+// no error handling, panic recovery or order guarantee), and 1.32x and
+// 1.24x what it costs through the floor; given the room of a channel of
+// 1024 (WithQueueSize), 1.17x a pool reading that channel. It is 7.5x
+// faster than errgroup with SetLimit with one submitter and 2.8x with
+// eight, and allocates nothing (errgroup 2 allocations per job). With
+// GOMAXPROCS 8 and 16 on those 2 CPUs, as in a container with a CPU
+// quota, it costs 1.07x and 1.10x the channel pool with one submitter,
+// and 0.98-1.69x the floor at every setting of 8, 64 and 1,024 workers
+// and 1 and 8 submitters. Through a batch a job costs 1.39x (one
+// submitter) and 1.22x (eight) what it costs through the pool, allocating
+// nothing; an empty batch, NewBatch and Wait, costs 310 ns and 3
+// allocations (errgroup.WithContext and Wait: 145 ns). With uneven jobs a
+// burst finishes in 1.005x a shared queue's time and a stream at 80% and
+// 90% load sees 1.00x and 1.00x its p99 time in system. A message told to
+// an actor, from Tell to the handler's return, costs 0.52x (one
+// producer), 0.66x (four) and 0.99x (eight) what it costs through a
+// goroutine ranging over a buffered channel of 1024, with no allocation
+// (protoactor-go's actor: 2.0x and 4.0x, one allocation); with a
+// Segmented mailbox 0.44x, 0.64x and 1.00x. Mailbox costs are in the
+// table above; an idle actor adds 415 bytes to its goroutine. A pool made
+// WithFairShare costs 1.48x per no-op job what a first-come-first-served
+// one costs (114 against 77 ns), allocating nothing. WithMetrics, measured
+// apart (bench/results/metrics.txt), costs a pool nothing when absent;
+// with a Recorder that does nothing, a no-op job costs 2.5-2.7x (one
+// submitter) and 1.7-2.0x (eight), at GOMAXPROCS 2, 8 and 16, most of it
+// three clock reads of 24 ns each on that machine.
 package crew
