@@ -514,3 +514,24 @@ func TestASkippedJobWhoseDeadLetterSinkCallsGoexitIsCountedSkipped(t *testing.T)
 	assert.Equal(t, 1, src.count(crew.EventSkipped))
 	assert.Equal(t, int(s.Submitted), src.count(crew.EventSubmitted))
 }
+
+func TestAJobWhosePanicsHandlerCallsGoexitIsMeteredAsCompleted(t *testing.T) {
+	// A job panics; the error handler the panic reaches calls
+	// runtime.Goexit on the worker, which dies. The job still ended: the
+	// Recorder hears of it as Stats counts it, with its run time.
+	synctest.Test(t, func(t *testing.T) {
+		m := &metered{}
+		var once atomic.Bool
+		p := crew.NewGroup(2, crew.WithMetrics(m), crew.WithErrorHandler(func(error) {
+			if once.CompareAndSwap(false, true) {
+				runtime.Goexit()
+			}
+		}))
+		require.NoError(t, p.Submit(context.Background(), func(context.Context) error { explode(); return nil }))
+		assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
+		src := m.only(t)
+		assert.EqualValues(t, 1, p.Stats().Completed)
+		assert.Equal(t, 1, src.count(crew.EventCompleted))
+		assert.Len(t, src.observed(crew.RunTime), 1)
+	})
+}

@@ -150,8 +150,8 @@ func (w *worker[T]) recovered(v any) bool {
 			w.died(w.g, true)
 		}
 	}()
+	w.measured() // first: the job ended, whatever the error handler does
 	w.pool.fail(panicked("job", panics.NewRecovered(1, v)), w.g.Batch())
-	w.measured()
 	exited = false
 	return true
 }
