@@ -104,3 +104,11 @@ func OnSegmentedWait(f func()) (undo func()) {
 	segmentWaits.Store(&f)
 	return func() { segmentWaits.Store(nil) }
 }
+
+// RouterKeySlots reports the slots of the buffer that holds the messages
+// waiting behind msg's key in keyed router r.
+func RouterKeySlots[T any](r *Router[T], msg T) int {
+	r.keyed.mu.Lock()
+	defer r.keyed.mu.Unlock()
+	return r.keyed.keys.Get(msg).waiting.Size()
+}

@@ -122,7 +122,6 @@ func (f *Fair[T, K]) retire(fq *fairQueue[T, K]) {
 	delete(f.queues, fq.key)
 	var zero K
 	fq.key = zero
-	fq.q.ShrinkIfDrained()
 	if len(f.free) < keptFairQueues {
 		f.free = append(f.free, fq)
 	}
@@ -132,9 +131,6 @@ func (f *Fair[T, K]) retire(fq *fairQueue[T, K]) {
 			queues[k] = q
 		}
 		f.queues, f.peak = queues, live
-	}
-	if len(f.queues) == 0 {
-		f.turn.ShrinkIfDrained()
 	}
 }
 

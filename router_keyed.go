@@ -22,11 +22,10 @@ import (
 // its key: so the end of a key's message happens before a message of its
 // key that waited behind it is told to a routee.
 type routerKeys[T any] struct {
-	mu    sync.Mutex      // guards keys and table
-	keys  keys.Index[T]   // the keys with messages out or waiting
-	table []*routerKey[T] // their records, by slot: a released one stays for the next key given its slot
-	pin   keys.Pin[T]     // WithConsistentHash's; nil for WithKey's
-	up    func(int) bool
+	mu   sync.Mutex                   // guards keys
+	keys *keys.Table[T, routerKey[T]] // the keys with messages out or waiting, and their records
+	pin  keys.Pin[T]                  // WithConsistentHash's; nil for WithKey's
+	up   func(int) bool
 
 	refs   []*Ref[T]
 	boxes  []*routeeBox[T] // the routees' mailboxes
@@ -38,10 +37,14 @@ type routerKeys[T any] struct {
 
 func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
 	rk := &routerKeys[T]{sink: o.deadLetters, name: o.name}
-	rk.keys, rk.pin = keyedFor[T](o, "router", "messages")
-	if rk.pin != nil {
-		rk.keys = rk.pin.Index()
+	index, pin := keyedFor[T](o, "router", "messages")
+	if pin != nil {
+		index = pin.Index()
 	}
+	bufs := queue.Shared[queue.Slabs[T]]()
+	rk.pin, rk.keys = pin, keys.NewTable(index, func(slot int) *routerKey[T] {
+		return &routerKey[T]{waiting: queue.RingOf(bufs), slot: slot}
+	})
 	rk.boxes = make([]*routeeBox[T], n)
 	if rk.sink == nil {
 		rk.sink = logDeadLetter
@@ -87,7 +90,7 @@ func (rk *routerKeys[T]) tell(msg T) error {
 func (rk *routerKeys[T]) route(msg T) (by *Ref[T], err error) {
 	rk.mu.Lock()
 	defer rk.mu.Unlock()
-	key := rk.key(msg)
+	key := rk.keys.Get(msg)
 	if key.waiting.Len() > 0 {
 		key.waiting.Push(msg) // behind the messages of its key that wait already
 		return nil, nil
@@ -206,24 +209,12 @@ type routerKey[T any] struct {
 	slot    int           // its slot in the router's index of keys
 }
 
-// key returns the record of msg's key, made if the key has none. rk.mu is
-// held.
-func (rk *routerKeys[T]) key(msg T) *routerKey[T] {
-	slot, _ := rk.keys.Slot(msg)
-	if slot == len(rk.table) {
-		rk.table = append(rk.table, &routerKey[T]{waiting: queue.RingOf(queue.Shared[queue.Slabs[T]]()), slot: slot})
-	}
-	return rk.table[slot]
-}
-
 // release forgets key, which has no message out or waiting. A key that
 // held a burst gives its buffer back; a small one keeps it for the next
 // key given its slot. rk.mu is held.
 func (rk *routerKeys[T]) release(key *routerKey[T]) {
 	rk.keys.Release(key.slot)
-	if key.waiting.Size() > queue.MinRingSlots {
-		key.waiting.Release()
-	}
+	key.waiting.Trim()
 }
 
 // Keys reports how many keys a keyed router (SpawnRouter with WithKey or

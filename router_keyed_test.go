@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/crewlib/crew"
+	"github.com/crewlib/crew/internal/queue"
 )
 
 // A note is a message of a keyed router's tests: key, and seq, its rank
@@ -284,4 +285,26 @@ func TestKeyedRoutersLoseNothingWithRouteesStoppedAndDrainedMidTraffic(t *testin
 			return
 		}
 	}
+}
+
+func TestABusyKeysDrainedBacklogGivesBackItsBuffer(t *testing.T) {
+	// A burst waits behind one key; the key stays busy as its last
+	// message runs, its backlog drained. Its buffer, grown for the burst,
+	// goes back rather than stay with the key for as long as it is busy.
+	const burst = 10_000
+	last, gate := make(chan struct{}), make(chan struct{})
+	r := crew.SpawnRouter(context.Background(), 1, func(_ context.Context, n note) error {
+		if n.seq == burst-1 {
+			close(last)
+			<-gate
+		}
+		return nil
+	}, crew.WithKey(noteKey))
+	for i := range burst {
+		require.NoError(t, r.Tell(context.Background(), note{key: 1, seq: i}))
+	}
+	<-last // the message before it ended, and took it out of the backlog
+	assert.LessOrEqual(t, crew.RouterKeySlots(r, note{key: 1}), queue.KeptRingSlots)
+	close(gate)
+	r.Stop()
 }

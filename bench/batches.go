@@ -202,28 +202,28 @@ func measureEmptyBatch(workers, runs int) emptyBatchCost {
 	defer p.Wait()
 	var ns, egNs []float64
 	var c emptyBatchCost
-	for range runs {
-		r := testing.Benchmark(func(b *testing.B) {
+	// each times new-then-Wait on an empty group, no job in it.
+	each := func(newAndWait func(context.Context) error) testing.BenchmarkResult {
+		return testing.Benchmark(func(b *testing.B) {
 			b.ReportAllocs()
 			ctx := context.Background()
 			for range b.N {
-				batch, _ := p.NewBatch(ctx)
-				if err := batch.Wait(); err != nil {
+				if err := newAndWait(ctx); err != nil {
 					b.Fatal(err)
 				}
 			}
 		})
+	}
+	for range runs {
+		r := each(func(ctx context.Context) error {
+			batch, _ := p.NewBatch(ctx)
+			return batch.Wait()
+		})
 		ns = append(ns, float64(r.NsPerOp()))
 		c.allocs = max(c.allocs, r.AllocsPerOp())
-		r = testing.Benchmark(func(b *testing.B) {
-			b.ReportAllocs()
-			ctx := context.Background()
-			for range b.N {
-				g, _ := errgroup.WithContext(ctx)
-				if err := g.Wait(); err != nil {
-					b.Fatal(err)
-				}
-			}
+		r = each(func(ctx context.Context) error {
+			g, _ := errgroup.WithContext(ctx)
+			return g.Wait()
 		})
 		egNs = append(egNs, float64(r.NsPerOp()))
 		c.errgroupAllocs = max(c.errgroupAllocs, r.AllocsPerOp())

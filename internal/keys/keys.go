@@ -17,8 +17,10 @@ import (
 // whatever the job made of it.
 type Index[T any] interface {
 	// Slot returns the slot of job's key, and whether the key had none and
-	// was given it now (fresh). It panics, taking nothing, if the key
-	// function panics or returns a key that equals no key (a NaN).
+	// was given it now (fresh). A slot never handed out before is the
+	// number of slots handed out so far (a Table relies on it). It panics,
+	// taking nothing, if the key function panics or returns a key that
+	// equals no key (a NaN).
 	Slot(job T) (slot int, fresh bool)
 	// Release frees slot and forgets its key.
 	Release(slot int)

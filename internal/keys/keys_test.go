@@ -66,3 +66,26 @@ func TestAPinKeepsAKeyOnItsWorkerUnlessTheWorkerIsDown(t *testing.T) {
 		t.Fatalf("placed on %d with every worker down", w)
 	}
 }
+
+func TestATableKeepsAReleasedSlotsRecordForTheNextKeyGivenIt(t *testing.T) {
+	type rec struct{ slot, uses int }
+	made := 0
+	x := NewTable(NewIndex(func(s string) string { return s }), func(slot int) *rec {
+		made++
+		return &rec{slot: slot}
+	})
+	a := x.Get("a")
+	a.uses++
+	if x.Get("a") != a || x.Get("b").slot != 1 || made != 2 {
+		t.Fatalf("a %+v, made %d", a, made)
+	}
+	x.Release(a.slot)
+	if c := x.Get("c"); c != a || c.uses != 1 || made != 2 {
+		t.Fatalf("c got %+v (a's was %p), made %d", c, a, made)
+	}
+	var seen []int
+	x.Each(func(r *rec) { seen = append(seen, r.slot) })
+	if len(seen) != 2 || x.Len() != 2 {
+		t.Fatalf("Each saw %v, Len %d", seen, x.Len())
+	}
+}

@@ -11,9 +11,6 @@ type Links[E any] struct {
 // Init makes x the links of e. Call it once, before x is in any list.
 func (x *Links[E]) Init(e *E) { x.elem = e }
 
-// Elem returns the element x links.
-func (x *Links[E]) Elem() *E { return x.elem }
-
 // Listed reports whether x is in a List (a Chain does not count).
 func (x *Links[E]) Listed() bool { return x.list != nil }
 
@@ -48,18 +45,6 @@ func (l *List[E]) PushBack(x *Links[E]) {
 		l.last.next = x
 	}
 	l.last = x
-	l.n++
-}
-
-// PushFront puts x, which is in no list, first.
-func (l *List[E]) PushFront(x *Links[E]) {
-	x.prev, x.next, x.list = nil, l.first, l
-	if l.first == nil {
-		l.last = x
-	} else {
-		l.first.prev = x
-	}
-	l.first = x
 	l.n++
 }
 

@@ -47,7 +47,6 @@ func TestADrainedRingKeepsASmallBufferAndGivesBackALargeOne(t *testing.T) {
 	for r.Len() > 0 {
 		r.Pop()
 	}
-	r.ShrinkIfDrained()
 	if r.Size() != KeptRingSlots {
 		t.Fatalf("kept %d slots, want %d", r.Size(), KeptRingSlots)
 	}
@@ -57,7 +56,6 @@ func TestADrainedRingKeepsASmallBufferAndGivesBackALargeOne(t *testing.T) {
 	for r.Len() > 0 {
 		r.Pop()
 	}
-	r.ShrinkIfDrained()
 	if r.Size() != 0 {
 		t.Fatalf("kept %d slots, want none", r.Size())
 	}
@@ -94,11 +92,9 @@ func chained(c Chain[elem]) []int {
 func TestAListKeepsItsOrderAndLength(t *testing.T) {
 	es := newElems(6)
 	var l List[elem]
-	for _, e := range es[1:5] {
+	for _, e := range es {
 		l.PushBack(&e.l)
 	}
-	l.PushFront(&es[0].l)
-	l.PushBack(&es[5].l)
 	l.Remove(&es[3].l)
 	l.Remove(&es[0].l)
 	l.Remove(&es[5].l)

@@ -16,9 +16,10 @@ type Ring[T any] struct {
 // MinRingSlots is the first buffer a Ring allocates.
 const MinRingSlots = 8
 
-// KeptRingSlots is the largest buffer a drained Ring keeps
-// (ShrinkIfDrained): above it, the buffer goes back to its Slabs, or to the
-// garbage collector.
+// KeptRingSlots is the largest buffer a drained Ring keeps: above it, the
+// Pop that drains the ring gives the buffer back to its Slabs, or to the
+// garbage collector, so that steady traffic that stays shallow allocates
+// nothing and a burst's buffer does not outlive the burst.
 const KeptRingSlots = 64
 
 // RingOf returns an empty ring whose buffers come from bufs.
@@ -60,7 +61,8 @@ func (r *Ring[T]) grow() {
 
 // Pop removes and returns the oldest element, or ok == false if there is
 // none. It clears the slot, so that the ring does not keep the element
-// reachable for the garbage collector.
+// reachable for the garbage collector. A Pop that drains the ring gives
+// back its buffer if it is larger than KeptRingSlots.
 func (r *Ring[T]) Pop() (v T, ok bool) {
 	if r.n == 0 {
 		return v, false
@@ -68,22 +70,21 @@ func (r *Ring[T]) Pop() (v T, ok bool) {
 	p := &r.buf[r.head]
 	v, *p = *p, v
 	r.head = (r.head + 1) & (len(r.buf) - 1)
-	r.n--
+	if r.n--; r.n == 0 && len(r.buf) > KeptRingSlots {
+		r.Release()
+	}
 	return v, true
 }
 
 // Front returns the oldest element, which the ring must have, in place.
 func (r *Ring[T]) Front() *T { return &r.buf[r.head] }
 
-// ShrinkIfDrained releases the buffer of an empty ring if it is larger
-// than KeptRingSlots. A buffer at or below that size is kept, so that
-// steady traffic that stays shallow allocates nothing.
-func (r *Ring[T]) ShrinkIfDrained() {
-	if r.n == 0 {
-		r.head = 0
-		if len(r.buf) > KeptRingSlots {
-			r.Release()
-		}
+// Trim gives back the buffer of an empty ring that grew past its first
+// size, MinRingSlots: for a ring handed on to a new owner (the next key
+// given a slot), which keeps a small buffer and no burst's.
+func (r *Ring[T]) Trim() {
+	if len(r.buf) > MinRingSlots {
+		r.Release()
 	}
 }
 

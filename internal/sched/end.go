@@ -171,9 +171,9 @@ func (s *Scheduler[T, B]) bury(w *Worker[T, B], started bool, ran, now int64, a 
 	drain(&s.own)
 	s.batches.Each(func(b *Batch[T, B]) { drain(&b.flow) })
 	if s.keyed != nil {
-		s.keyed.each(func(f *flow[T, B]) {
+		s.keyed.Each(func(f *flow[T, B]) {
 			if drain(f); f.running == 0 {
-				s.keyed.release(f) // only key flows: the pool's own is no key's
+				s.releaseKey(f) // only key flows: the pool's own is no key's
 			}
 		})
 	}

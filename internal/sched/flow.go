@@ -1,7 +1,6 @@
 package sched
 
 import (
-	"github.com/crewlib/crew/internal/keys"
 	"github.com/crewlib/crew/internal/queue"
 )
 
@@ -60,8 +59,7 @@ func (f *flow[T, B]) push(t task[T, B], seq uint64) {
 	}
 }
 
-// pop removes the oldest job; the flow has one. A ring it drains gives
-// back a buffer larger than queue.KeptRingSlots.
+// pop removes the oldest job; the flow has one.
 func (f *flow[T, B]) pop() (job T, at int64) {
 	if f.mb != nil {
 		job, _ = f.mb.Dequeue()
@@ -70,9 +68,6 @@ func (f *flow[T, B]) pop() (job T, at int64) {
 	e, _ := f.q.Pop()
 	if f.share != nil {
 		f.share.queued--
-	}
-	if f.q.Len() == 0 {
-		f.q.ShrinkIfDrained()
 	}
 	return e.job, e.at
 }
@@ -103,38 +98,10 @@ func (c *jobCounts) ended(skipped bool) {
 	}
 }
 
-// keyFlows is WithKey's table of flows, one per key with a job queued or
-// running, each with a limit of 1, so that the key's jobs run one at a
-// time, in order. A released flow stays in its slot, its buffer with it,
-// for the next key given that slot.
-type keyFlows[T, B any] struct {
-	index keys.Index[T]
-	flows []*flow[T, B] // by slot
-	bufs  *queue.Slabs[queued[T]]
+// releaseKey forgets f, a key's flow with no job left, and its key. The
+// flow stays in its slot for the next key given it, with its buffer if
+// small (a burst's goes back to be recycled). s.mu is held.
+func (s *Scheduler[T, B]) releaseKey(f *flow[T, B]) {
+	s.keyed.Release(f.key)
+	f.q.Trim()
 }
-
-// flow returns the flow of job's key, made if the key has none.
-func (k *keyFlows[T, B]) flow(job T) *flow[T, B] {
-	slot, _ := k.index.Slot(job)
-	if slot == len(k.flows) {
-		k.flows = append(k.flows, &flow[T, B]{limit: 1, q: queue.RingOf(k.bufs), key: slot})
-	}
-	return k.flows[slot]
-}
-
-// release forgets f, which has no job left, and its key. A flow that held
-// a burst gives its buffer back to be recycled; a small one keeps it.
-func (k *keyFlows[T, B]) release(f *flow[T, B]) {
-	k.index.Release(f.key)
-	if f.q.Size() > queue.MinRingSlots {
-		f.q.Release()
-	}
-}
-
-// each calls visit with every flow of a key, which may release it.
-func (k *keyFlows[T, B]) each(visit func(*flow[T, B])) {
-	k.index.Each(func(slot int) { visit(k.flows[slot]) })
-}
-
-// active reports the keys with a flow.
-func (k *keyFlows[T, B]) active() int { return k.index.Len() }

@@ -66,9 +66,6 @@ func (s *Scheduler[T, B]) laneTake(f *flow[T, B]) Grant[T, B] {
 		skip = batchStopped
 	}
 	e, _ := f.q.Pop()
-	if f.q.Len() == 0 {
-		f.q.ShrinkIfDrained()
-	}
 	s.running++
 	if !own {
 		f.running++

@@ -83,12 +83,12 @@ type Scheduler[T, B any] struct {
 	now     int64                                // the latest reading of the pool's clock reported (WithMetrics): what admitted Submits are stamped with
 
 	// Set by Init, then only read.
-	fair      *fairness[T, B] // fair shares, or nil
-	keyed     *keyFlows[T, B] // WithKey: a flow per key with jobs, each with a limit of 1
-	pin       keys.Pin[T]     // WithConsistentHash: jobs queue at their key's worker
-	perWorker int             // the bound per worker (see Config), which Resize keeps
-	onEvict   func()          // called once the lock is released, when the backlog evicted jobs
-	noWorker  error           // what blocked Submits get once every worker has died
+	fair      *fairness[T, B]            // fair shares, or nil
+	keyed     *keys.Table[T, flow[T, B]] // WithKey: a flow per key with jobs, each with a limit of 1
+	pin       keys.Pin[T]                // WithConsistentHash: jobs queue at their key's worker
+	perWorker int                        // the bound per worker (see Config), which Resize keeps
+	onEvict   func()                     // called once the lock is released, when the backlog evicted jobs
+	noWorker  error                      // what blocked Submits get once every worker has died
 	bufs      *queue.Slabs[queued[T]]
 
 	workers  []*Worker[T, B]         // every worker but the retired ones, in order
@@ -163,7 +163,9 @@ func (s *Scheduler[T, B]) Init(c Config[T]) {
 		s.fair = newFairness(&s.own)
 	}
 	if c.Keys != nil {
-		s.keyed = &keyFlows[T, B]{index: c.Keys, bufs: s.bufs}
+		s.keyed = keys.NewTable(c.Keys, func(slot int) *flow[T, B] {
+			return &flow[T, B]{limit: 1, q: queue.RingOf(s.bufs), key: slot}
+		})
 	}
 	s.pin = c.Pin
 	if c.Backlog != nil {
@@ -292,9 +294,6 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 		st := park
 		if own.q.Len() > 0 {
 			e, _ := own.q.Pop()
-			if own.q.Len() == 0 {
-				own.q.ShrinkIfDrained()
-			}
 			s.running++
 			w.job = Grant[T, B]{job: e.job, f: own, at: e.at}
 			st = runNext

@@ -32,7 +32,7 @@ func (s *Scheduler[T, B]) Counts() Counts {
 		Backlogged: s.queuedIn,
 	}
 	if s.keyed != nil {
-		c.Keys = s.keyed.active() - s.order.len() // a key in the order has no job running
+		c.Keys = s.keyed.Len() - s.order.len() // a key in the order has no job running
 	}
 	return c
 }

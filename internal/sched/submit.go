@@ -113,7 +113,7 @@ func (s *Scheduler[T, B]) offer(t task[T, B], mode Mode, stop error, a *after[T,
 // is not accepted. s.mu is held.
 func (s *Scheduler[T, B]) place(t task[T, B], a *after[T, B]) error {
 	if s.keyed != nil {
-		t.f = s.keyed.flow(t.job)
+		t.f = s.keyed.Get(t.job)
 	}
 	switch f := t.f; {
 	case s.pin != nil:

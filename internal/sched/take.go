@@ -191,7 +191,7 @@ func (s *Scheduler[T, B]) settle(f *flow[T, B]) {
 	switch {
 	case f.limit == 0: // no change: its runnable state does not depend on running
 	case s.keyed != nil && f.running == 0 && f.q.Len() == 0:
-		s.keyed.release(f)
+		s.releaseKey(f)
 	default:
 		s.fix(f)
 	}
