@@ -14,7 +14,7 @@ type Batch[T, B any] struct {
 	ctx     context.Context          // the batch's context: once a dispatch sees it done, the batch's jobs not dispatched are skipped
 	stop    error                    // the cause of ctx's end, once a dispatch saw it (or StopBatch gave it)
 	ran     int64                    // fair shares: the run time (ns) of its jobs that ended
-	done    jobCounts                // the jobs that ended
+	done    Ended                    // the jobs that ended
 	drained chan struct{}            // made by WaitBatch; closed once no job of the batch is held
 	links   queue.Links[Batch[T, B]] // in the scheduler's batches until WaitBatch forgets it
 }
@@ -35,7 +35,7 @@ func (s *Scheduler[T, B]) OpenBatch(b *Batch[T, B], owner B, ctx context.Context
 	s.mu.Lock()
 	s.batches.PushBack(&b.links)
 	if sh != nil {
-		s.fair.join(&b.flow, sh, tenant, int(sh.weight))
+		s.fair.join(&b.flow, sh, tenant)
 	}
 	s.mu.Unlock()
 }
@@ -47,23 +47,10 @@ func (s *Scheduler[T, B]) OpenBatch(b *Batch[T, B], owner B, ctx context.Context
 // OpenBatches). Later calls return at once, with the same counts.
 func (s *Scheduler[T, B]) WaitBatch(b *Batch[T, B], err error) Ended {
 	s.mu.Lock()
-	if b.drained == nil && b.held() == 0 {
-		// Nothing to wait for: close and forget b at once, with no
-		// channel to make and no second turn of the lock.
-		b.drained = closedChan
-		var refused Refusals[T, B]
-		if s.nblocked > 0 {
-			refused = s.extract(b)
-		}
-		ended := s.finish(b)
-		s.mu.Unlock()
-		refused.Refuse(err)
-		return ended
-	}
 	var refused Refusals[T, B]
 	if b.drained == nil {
 		if b.held() == 0 {
-			b.drained = closedChan
+			b.drained = closedChan // nothing to wait for: no channel to make
 		} else {
 			s.mu.Unlock()
 			ch := make(chan struct{}) // made outside the lock
@@ -74,6 +61,13 @@ func (s *Scheduler[T, B]) WaitBatch(b *Batch[T, B], err error) Ended {
 		}
 		refused = s.extract(b)
 		b.release()
+	}
+	if b.held() == 0 {
+		// Nothing left to wait for: forget b in this turn of the lock.
+		ended := s.finish(b)
+		s.mu.Unlock()
+		refused.Refuse(err)
+		return ended
 	}
 	drained := b.drained
 	s.mu.Unlock()
@@ -93,7 +87,7 @@ func (s *Scheduler[T, B]) finish(b *Batch[T, B]) Ended {
 			s.fair.leave(&b.flow)
 		}
 	}
-	return Ended{Completed: b.done.completed, Canceled: b.done.canceled, Dropped: b.done.dropped}
+	return b.done
 }
 
 // StopBatch records cause as the end of b's context, unless a dispatch saw
@@ -163,7 +157,7 @@ func (b *Batch[T, B]) ended(skipped bool) {
 // lost counts out a job of the batch that became a dead letter when every
 // worker died. s.mu is held.
 func (b *Batch[T, B]) lost() {
-	b.done.dropped++
+	b.done.Dropped++
 	b.release()
 }
 

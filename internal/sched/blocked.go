@@ -8,10 +8,6 @@ import "github.com/crewlib/crew/internal/queue"
 // their batch or the pool closes (extract, detachBlocked), or withdrawn
 // when their context ends (Withdraw).
 
-// newWaiter makes the waiter of a Submit that blocks. Waiters are made
-// outside the lock and recycled through s.free.
-func newWaiter[T, B any]() *queue.Waiter[task[T, B]] { return queue.NewWaiter[task[T, B]]() }
-
 // enlist puts the Submit of t in line, with a waiter from s.free; with
 // none at hand it returns noWaiter. s.mu is held.
 func (s *Scheduler[T, B]) enlist(t task[T, B]) (Verdict, *queue.Waiter[task[T, B]], error) {
@@ -49,14 +45,6 @@ func (s *Scheduler[T, B]) admit(a *after[T, B]) {
 		w.Msg, w.Err = task[T, B]{}, err
 		a.reply(w)
 	}
-}
-
-// isBlocked reports whether a Submit is blocked. s.mu is held.
-func (s *Scheduler[T, B]) isBlocked() bool {
-	if s.fair != nil {
-		return s.fair.blocked.Len() > 0
-	}
-	return s.blocked.Len() > 0
 }
 
 // nextBlocked returns the blocked Submit that the room a job frees goes
@@ -103,8 +91,11 @@ func (s *Scheduler[T, B]) detachBlocked() Refusals[T, B] {
 // extract takes the blocked Submits of batch b out of line, to be
 // refused once the lock is released. s.mu is held.
 func (s *Scheduler[T, B]) extract(b *Batch[T, B]) Refusals[T, B] {
-	f := &b.flow
 	var r Refusals[T, B]
+	if s.nblocked == 0 {
+		return r
+	}
+	f := &b.flow
 	if s.fair != nil {
 		r.c = s.fair.extract(f)
 	} else {

@@ -12,6 +12,15 @@ type Ended struct {
 	Dropped   int64 // evicted by the backlog mailbox, or left with a worker that died
 }
 
+// ended counts a job that ran, or was skipped.
+func (c *Ended) ended(skipped bool) {
+	if skipped {
+		c.Canceled++
+	} else {
+		c.Completed++
+	}
+}
+
 // Shut closes the pool to new jobs but its jobs' own (Offer then returns
 // Shut), refuses the blocked Submits with err, and returns a channel closed
 // once no job is held. A later call refuses nothing and returns the same
@@ -25,7 +34,7 @@ func (s *Scheduler[T, B]) Shut(err error) <-chan struct{} {
 		return drained
 	}
 	s.drained = drained
-	s.lane = false // closing: see reopen
+	s.reopen() // closing: the lane closes
 	blocked := s.nblocked > 0
 	var r Refusals[T, B]
 	if blocked {
@@ -189,7 +198,7 @@ func (s *Scheduler[T, B]) Lost(jobs []Grant[T, B], now int64) {
 	s.mu.Lock()
 	s.tick(now)
 	s.held -= len(jobs)
-	s.done.dropped += int64(len(jobs))
+	s.done.Dropped += int64(len(jobs))
 	for _, g := range jobs {
 		if b := g.f.batch; b != nil {
 			g.f.running-- // it was counted in its flow until its dead letter (see bury)

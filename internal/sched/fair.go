@@ -81,18 +81,17 @@ func newFairness[T, B any](own *flow[T, B]) *fairness[T, B] {
 
 // join puts the flow of a new batch in a share: s, a share of its own, or
 // with a tenant, the tenant's share, which s becomes if the tenant has
-// none. The share takes weight.
-func (fq *fairness[T, B]) join(f *flow[T, B], s *share[T, B], tenant string, weight int) {
+// none. The tenant's share takes s's weight, the latest batch's.
+func (fq *fairness[T, B]) join(f *flow[T, B], s *share[T, B], tenant string) {
 	if tenant != "" {
 		if ts := fq.tenants[tenant]; ts != nil {
-			s = ts
+			ts.weight, s = s.weight, ts
 		} else {
 			s.tenant = tenant
 			fq.tenants[tenant] = s
 		}
 		s.batches++
 	}
-	s.weight = int64(weight)
 	f.share = s
 }
 

@@ -82,22 +82,6 @@ func (f *flow[T, B]) head() uint64 {
 	return f.q.Front().seq
 }
 
-// jobCounts counts how the jobs a pool (or a batch) accepted ended.
-type jobCounts struct {
-	completed int64 // ran, failed or not
-	canceled  int64 // skipped because a context was done
-	dropped   int64 // evicted by the backlog mailbox, or left with a worker that died
-}
-
-// ended counts a job that ran, or was skipped.
-func (c *jobCounts) ended(skipped bool) {
-	if skipped {
-		c.canceled++
-	} else {
-		c.completed++
-	}
-}
-
 // releaseKey forgets f, a key's flow with no job left, and its key. The
 // flow stays in its slot for the next key given it, with its buffer if
 // small (a burst's goes back to be recycled). s.mu is held.

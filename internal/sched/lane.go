@@ -9,7 +9,7 @@ package sched
 // job: with the pool's own jobs alone (the common case, a pool used as an
 // errgroup), Offer and Next decide in O(1), in a few lines of their own,
 // and the order's heap is not touched. The functions here are what the
-// general ones (offer, place, admit, next) do in that state, with the
+// general ones (offer, place, next) do in that state, with the
 // branches that cannot apply left out; the lane is closed, and the general
 // ones decide, as soon as one of its conditions fails (see reopen).
 
@@ -31,7 +31,7 @@ func (s *Scheduler[T, B]) laneNext(w *Worker[T, B], ended bool, now int64, a *af
 			s.order.fix(f) // it may run another job now
 		}
 		if s.nblocked > 0 {
-			s.laneAdmit(a)
+			s.admit(a)
 		}
 	}
 	f := s.laneFirst()
@@ -62,7 +62,7 @@ func (s *Scheduler[T, B]) laneFirst() *flow[T, B] {
 func (s *Scheduler[T, B]) laneTake(f *flow[T, B]) Grant[T, B] {
 	own := f == &s.own
 	skip := noSkip
-	if b := f.batch; !own && b != nil && b.seesDone() {
+	if b := f.batch; b != nil && b.seesDone() {
 		skip = batchStopped
 	}
 	e, _ := f.q.Pop()
@@ -99,30 +99,5 @@ func (s *Scheduler[T, B]) lanePlace(t task[T, B], a *after[T, B]) {
 		// A flow in its order keeps its place: a job queued behind others
 		// changes neither its head nor whether it may run.
 		s.order.fix(f)
-	}
-}
-
-// laneAdmit is admit in the fast lane, where no callback of the
-// user's can panic and no stop is seen. s.mu is held.
-func (s *Scheduler[T, B]) laneAdmit(a *after[T, B]) {
-	for s.held < s.limit {
-		w := s.blocked.Front()
-		if w == nil {
-			return
-		}
-		s.blocked.Remove(&w.Links)
-		s.nblocked--
-		if s.stamp {
-			w.Msg.at = max(w.Msg.at, s.now) // accepted now
-		}
-		var err error
-		if b := w.Msg.f.batch; b != nil && b.seesDone() {
-			err = b.ctxErr() // its batch failed or ended while it waited: it would be skipped
-		} else {
-			s.held++
-			s.lanePlace(w.Msg, a)
-		}
-		w.Msg, w.Err = task[T, B]{}, err
-		a.reply(w)
 	}
 }

@@ -75,7 +75,7 @@ type Scheduler[T, B any] struct {
 
 	own      flow[T, B]  // the pool's own jobs: its queue on a line of its own
 	order    order[T, B] // the runnable flows but the pool's own (batches, keys)
-	done     jobCounts   // the jobs that ended (counted with held)
+	done     Ended       // the jobs that ended (counted with held)
 	queuedIn int64       // jobs that waited in a flow rather than going straight to an idle worker
 	idle     idleSet     // the workers waiting for a job
 
@@ -272,7 +272,7 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 		if ended {
 			s.running--
 			s.held--
-			s.done.completed++
+			s.done.Completed++
 			w.handled++
 			if front != nil && s.held < s.limit {
 				// The room goes to the oldest blocked Submit: no worker

@@ -26,7 +26,7 @@ func (s *Scheduler[T, B]) Counts() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := Counts{
-		Ended:   Ended{Completed: s.done.completed, Canceled: s.done.canceled, Dropped: s.done.dropped},
+		Ended:   s.done,
 		Held:    s.held,
 		Running: s.running, Blocked: s.nblocked, Live: s.live, Workers: len(s.workers),
 		Backlogged: s.queuedIn,
@@ -61,7 +61,7 @@ func (s *Scheduler[T, B]) BatchCounts(b *Batch[T, B]) BatchCounts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return BatchCounts{
-		Ended:   Ended{Completed: b.done.completed, Canceled: b.done.canceled, Dropped: b.done.dropped},
+		Ended:   b.done,
 		Queued:  b.flow.queued(),
 		Running: b.flow.running,
 		RunTime: b.ran,

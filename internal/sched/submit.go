@@ -60,7 +60,7 @@ func (s *Scheduler[T, B]) offerSlow(job T, b *Batch[T, B], mode Mode, at int64, 
 		if v != noWaiter {
 			return v, Ticket[T, B]{w}, err
 		}
-		s.free.Put(newWaiter[T, B]()) // the first Submit to block on this processor: make it a waiter, and offer again
+		s.free.Put(queue.NewWaiter[task[T, B]]()) // the first Submit to block on this processor: make it a waiter, and offer again
 		s.mu.Lock()
 	}
 }
@@ -85,7 +85,7 @@ func (s *Scheduler[T, B]) offer(t task[T, B], mode Mode, stop error, a *after[T,
 	case b != nil && b.seesDone():
 		return BatchStopped, nil, nil
 	}
-	if s.limit > 0 && s.held >= s.limit || s.isBlocked() {
+	if s.limit > 0 && s.held >= s.limit || s.nblocked > 0 {
 		switch {
 		case mode == MayWait:
 			return s.enlist(t)

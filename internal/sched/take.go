@@ -29,14 +29,11 @@ func (s *Scheduler[T, B]) count(w *Worker[T, B]) *flow[T, B] {
 	s.running--
 	s.held--
 	skipped := g.skip != noSkip
-	if skipped {
-		s.done.canceled++
-	} else {
-		s.done.completed++
+	if s.done.ended(skipped); !skipped {
 		w.handled++
 	}
 	switch {
-	case f != &s.own && f.batch != nil:
+	case f.batch != nil:
 		f.batch.ended(skipped)
 	case skipped:
 		s.ownSkips++
@@ -103,7 +100,7 @@ func (s *Scheduler[T, B]) take(f *flow[T, B], w *Worker[T, B], a *after[T, B]) G
 	job, at := f.pop()
 	g := s.dispatched(task[T, B]{job: job, f: f, at: at}, skip, w)
 	s.fix(f)
-	if f.mb != nil && s.isBlocked() {
+	if f.mb != nil && s.nblocked > 0 {
 		s.admit(a) // room opened in the mailbox
 	}
 	return g
@@ -178,7 +175,7 @@ func (s *Scheduler[T, B]) end(w *Worker[T, B], ran int64, a *after[T, B]) {
 		}
 	}
 	s.settle(s.count(w))
-	if s.isBlocked() {
+	if s.nblocked > 0 {
 		s.admit(a)
 	}
 	s.checkDrained()
