@@ -184,18 +184,14 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	return p.decide(ctx, job, nil, 0, v, tk, err)
 }
 
-// submit is Batch.Submit's (and Submit's, written out there), for a job
-// of batch b (nil: of the pool): it offers job to the scheduler, which
-// takes it at once in the common case.
+// submit is Batch.Submit's, for a job of batch b (Submit writes it out
+// for the pool's own): it offers job to the scheduler, which takes it at
+// once in the common case.
 func (p *Pool[T]) submit(ctx context.Context, job T, b *Batch[T]) error {
 	if p.rec != nil {
 		return p.submitMetered(ctx, job, b)
 	}
-	var rec *sched.Batch[T, *Batch[T]]
-	if b != nil {
-		rec = &b.rec
-	}
-	v, tk, err := p.s.Offer(job, rec, sched.MayWait, 0, p.seesStop())
+	v, tk, err := p.s.Offer(job, &b.rec, sched.MayWait, 0, p.seesStop())
 	if v == sched.Accepted {
 		return nil
 	}
@@ -212,15 +208,7 @@ func nilJob(j Job) bool { return j == nil }
 // sched.Scheduler.Stop). The pool's own cancellations record theirs as
 // they cancel.
 func (p *Pool[T]) seesStop() error {
-	if p.watch {
-		return p.stopped()
-	}
-	return nil
-}
-
-// stopped returns the cause of the pool context's end, or nil.
-func (p *Pool[T]) stopped() error {
-	if p.ctx.Err() != nil {
+	if p.watch && p.ctx.Err() != nil {
 		return context.Cause(p.ctx)
 	}
 	return nil
@@ -278,10 +266,8 @@ func (p *Pool[T]) Wait() error {
 
 // outcome is what Wait returns.
 func (p *Pool[T]) outcome() error {
-	if p.failed.Load() > 0 { // else no job failed: no error to return
-		if err := p.errs.result(); err != nil {
-			return err
-		}
+	if err := p.errs.result(); err != nil {
+		return err
 	}
 	if p.s.SkippedOwn() {
 		return context.Cause(p.ctx)

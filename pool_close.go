@@ -61,6 +61,5 @@ func (p *Pool[T]) stop(cause error) {
 // once that context is done; context.AfterFunc runs it.
 func (p *Pool[T]) refuseAll() {
 	defer close(p.refused)
-	blocked := p.s.Stop(context.Cause(p.ctx))
-	blocked.Refuse(p.ctx.Err())
+	p.stop(context.Cause(p.ctx)) // its cancel does nothing: the context is done
 }

@@ -56,24 +56,21 @@ func (p *Pool[T]) measureInline(b *Batch[T], start int64) {
 	p.rec.Add(EventCompleted, 1)
 }
 
-// measure runs (or skips) g's job as do does, and reports it: its queue
-// wait, from its acceptance to the clock's reading as it starts, and its
-// run time, from that reading to its end. The worker reads the clock as
-// each job starts and as it ends, rather than once between two jobs, so
-// that neither its turn at the scheduler's lock (long when the processes
-// outnumber the CPUs) nor the Recorder's calls count in a run time.
-func (w *worker[T]) measure(g *sched.Grant[T, *Batch[T]]) {
+// clockIn reads the pool's clock as g's job starts, if the worker times
+// it (see sched.Worker.Timed) or the pool reports it (WithMetrics): then
+// with its queue wait, from its acceptance to that reading. The worker
+// reads the clock as each job starts and as it ends (see measured),
+// rather than once between two jobs, so that neither its turn at the
+// scheduler's lock (long when the processes outnumber the CPUs) nor the
+// Recorder's calls count in a run time.
+func (w *worker[T]) clockIn(g *sched.Grant[T, *Batch[T]]) {
 	p := w.pool
-	if g.Skipped() {
-		w.do(g)
-		return
-	}
 	w.began = p.clock()
-	if at := g.At(); at != 0 {
-		p.rec.Observe(QueueWait, time.Duration(max(w.began-at, 0)), "")
+	if p.rec != nil {
+		if at := g.At(); at != 0 {
+			p.rec.Observe(QueueWait, time.Duration(max(w.began-at, 0)), "")
+		}
 	}
-	w.do(g)
-	w.ended(g)
 }
 
 // ended reports the run time of g's job, which started at w.began, and

@@ -28,19 +28,17 @@ type worker[T any] struct {
 	inline atomic.Int64 // jobs its jobs ran inline (the scheduler counts those it ran itself)
 
 	// Used by the worker's goroutine only.
-	g         *sched.Grant[T, *Batch[T]] // the job it holds: given to it, and run once started is set
-	started   bool                       // g's job started: the next Next counts it out
-	inJob     bool                       // g's job's handler runs: a panic now is the job's
-	streak    int                        // jobs run since the worker was idle, or since yield last looked
-	every     int                        // how many jobs yield looks at the clock once in
-	since     time.Time                  // when yield began to time the worker's streak
-	looked    time.Time                  // when yield last looked
-	epoch     time.Time                  // what the worker times jobs from (see sched.Worker.Timed)
-	timedFrom time.Duration              // when g's job started, since epoch, if it is timed
-	ran       int64                      // the run time (ns) of the job it ended, if timed
-	now       int64                      // WithMetrics: the pool's clock as the worker's last job ended
-	began     int64                      // WithMetrics: when the job it holds started
-	_         [64]byte                   // keeps workers off each other's cache lines
+	g       *sched.Grant[T, *Batch[T]] // the job it holds: given to it, and run once started is set
+	started bool                       // g's job started: the next Next counts it out
+	inJob   bool                       // g's job's handler runs: a panic now is the job's
+	streak  int                        // jobs run since the worker was idle, or since yield last looked
+	every   int                        // how many jobs yield looks at the clock once in
+	since   time.Time                  // when yield began to time the worker's streak
+	looked  time.Time                  // when yield last looked
+	began   int64                      // the pool's clock as the job it holds started, if timed or metered
+	ran     int64                      // the run time (ns) of the job it ended, if timed or metered
+	now     int64                      // WithMetrics: the pool's clock as the worker's last job ended
+	_       [64]byte                   // keeps workers off each other's cache lines
 }
 
 // workerKey marks the context a worker hands its jobs, so that a job's
@@ -66,7 +64,6 @@ func (w *worker[T]) run() {
 	// The worker labels its goroutine, so that CPU profiles show which
 	// pool burns the time; goroutines its jobs start inherit them.
 	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("crew.pool", p.name, "crew.worker", strconv.Itoa(w.rec.Index()))))
-	w.epoch = time.Now()
 	for w.jobs() {
 		// A job panicked, and jobs recorded its failure: on to the next.
 	}
@@ -110,31 +107,29 @@ func (w *worker[T]) jobs() (again bool) {
 		if w.rec.Waited() {
 			w.streak, w.since = 0, time.Time{}
 		}
-		switch {
-		case p.rec != nil:
-			w.measure(g)
-		case w.rec.Timed():
-			// Since reads the monotonic clock alone, for a Time that
-			// holds its reading: half the cost of Now.
-			w.timedFrom = time.Since(w.epoch)
-			w.do(g)
-			w.ran = int64(time.Since(w.epoch) - w.timedFrom)
-		case g.Skipped():
+		if g.Skipped() {
 			w.skip(g)
-		default: // do, written out for the common case
-			if w.streak++; w.streak >= w.every {
-				w.yield()
-			}
-			ctx, b := w.ctx, g.Batch()
-			if b != nil {
-				ctx = &b.jobCtx
-			}
-			w.inJob = true
-			err := p.handle(ctx, g.Job())
-			w.inJob = false
-			if err != nil {
-				p.fail(err, b)
-			}
+			continue
+		}
+		clocked := p.rec != nil || w.rec.Timed()
+		if clocked {
+			w.clockIn(g)
+		}
+		if w.streak++; w.streak >= w.every {
+			w.yield()
+		}
+		ctx, b := w.ctx, g.Batch()
+		if b != nil {
+			ctx = &b.jobCtx
+		}
+		w.inJob = true
+		err := p.handle(ctx, g.Job())
+		w.inJob = false
+		if err != nil {
+			p.fail(err, b)
+		}
+		if clocked {
+			w.measured()
 		}
 	}
 }
@@ -156,38 +151,16 @@ func (w *worker[T]) recovered(v any) bool {
 	return true
 }
 
-// measured reports the end of the job the worker holds, if it started, as
-// run or measure would have once it returned: its run time to the
-// Recorder, or to the scheduler if it is timed.
+// measured reports the end of the job the worker holds, if it started and
+// was not skipped, as it returns or panics, or as the worker dies in it:
+// its run time to the Recorder, or to the scheduler if it is timed.
 func (w *worker[T]) measured() {
 	switch g := w.g; {
-	case !w.started:
-	case w.pool.rec != nil && !g.Skipped():
+	case !w.started || g.Skipped():
+	case w.pool.rec != nil:
 		w.ended(g)
 	case w.rec.Timed():
-		w.ran = int64(time.Since(w.epoch) - w.timedFrom)
-	}
-}
-
-// do runs g's job, or skips it.
-func (w *worker[T]) do(g *sched.Grant[T, *Batch[T]]) {
-	if g.Skipped() {
-		w.skip(g)
-		return
-	}
-	b := g.Batch()
-	if w.streak++; w.streak >= w.every {
-		w.yield()
-	}
-	ctx := w.ctx
-	if b != nil {
-		ctx = &b.jobCtx
-	}
-	w.inJob = true
-	err := w.pool.handle(ctx, g.Job())
-	w.inJob = false
-	if err != nil {
-		w.pool.fail(err, b)
+		w.ran = w.pool.clock() - w.began
 	}
 }
 
