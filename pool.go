@@ -266,8 +266,10 @@ func (p *Pool[T]) Wait() error {
 
 // outcome is what Wait returns.
 func (p *Pool[T]) outcome() error {
-	if err := p.errs.result(); err != nil {
-		return err
+	if p.failed.Load() > 0 { // else no job of the pool's or its batches' failed
+		if err := p.errs.result(); err != nil {
+			return err
+		}
 	}
 	if p.s.SkippedOwn() {
 		return context.Cause(p.ctx)

@@ -34,7 +34,7 @@ func (s *Scheduler[T, B]) Shut(err error) <-chan struct{} {
 		return drained
 	}
 	s.drained = drained
-	s.reopen() // closing: the lane closes
+	s.lane = false // closing: what reopen would decide
 	blocked := s.nblocked > 0
 	var r Refusals[T, B]
 	if blocked {
