@@ -1,8 +1,6 @@
 package sched
 
 import (
-	"runtime"
-	"sync"
 	"testing"
 )
 
@@ -37,27 +35,16 @@ func BenchmarkOfferNext(b *testing.B) {
 	})
 }
 
-// lockedRing is a ring of jobs under a sync.Mutex taken as lock takes it.
+// lockedRing is a ring of jobs under the scheduler's kind of lock.
 type lockedRing struct {
-	mu      sync.Mutex
+	mu      lock
 	ring    []func()
 	head, n int
 }
 
-func (r *lockedRing) lock() {
-	if r.mu.TryLock() {
-		return
-	}
-	runtime.Gosched()
-	if r.mu.TryLock() {
-		return
-	}
-	r.mu.Lock()
-}
-
 //go:noinline
 func (r *lockedRing) push(job func()) {
-	r.lock()
+	r.mu.Lock()
 	if r.n < len(r.ring) {
 		i := r.head + r.n
 		if i >= len(r.ring) {
@@ -71,7 +58,7 @@ func (r *lockedRing) push(job func()) {
 
 //go:noinline
 func (r *lockedRing) pop() func() {
-	r.lock()
+	r.mu.Lock()
 	var job func()
 	if r.n > 0 {
 		job, r.ring[r.head] = r.ring[r.head], nil
