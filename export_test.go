@@ -32,8 +32,18 @@ func BoundedWaitersOf[T any](r *Ref[T]) int {
 func PoolBlocked[T any](p *Pool[T]) int { return p.s.BlockedInLine() }
 
 // PoolTenants reports how many tenants' shares p, a pool WithFairShare,
-// keeps.
-func PoolTenants[T any](p *Pool[T]) int { return p.s.Tenants() }
+// keeps for their batches not finished.
+func PoolTenants[T any](p *Pool[T]) int {
+	active, _ := p.s.Tenants()
+	return active
+}
+
+// PoolRestingTenants reports how many tenants with no batch p, a pool
+// WithFairShare, remembers.
+func PoolRestingTenants[T any](p *Pool[T]) int {
+	_, resting := p.s.Tenants()
+	return resting
+}
 
 // FairLeftovers says what p's fair order still holds, once every batch
 // of p, a pool WithFairShare, was waited for and p's Wait returned: ""
@@ -45,6 +55,9 @@ func ShareVT[T any](b *Batch[T]) float64 { return b.pool.s.VT(&b.rec) }
 
 // PoolIdle reports how many of p's workers are idle.
 func PoolIdle[T any](p *Pool[T]) int { return p.s.Idle() }
+
+// PoolHeld reports how many jobs p holds: accepted and not ended.
+func PoolHeld[T any](p *Pool[T]) int { return p.s.Counts().Held }
 
 // PoolClosed reports whether Wait has begun closing p.
 func PoolClosed[T any](p *Pool[T]) bool {

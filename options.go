@@ -7,6 +7,7 @@ import (
 	"math/bits"
 	"strconv"
 	"sync/atomic"
+	"time"
 )
 
 // An Option configures an actor (Spawn), a router that spawns its routees
@@ -36,6 +37,7 @@ const (
 	optWeight
 	optNoRecovery
 	optMetrics
+	optFairWindow
 )
 
 // optNames names each option for the panics of only, in bit order, with
@@ -57,6 +59,7 @@ var optNames = [...]string{
 	"WithWeight (for batches)",
 	"WithoutPanicRecovery (for actors, routers and pools)",
 	"WithMetrics (for actors, routers and pools)",
+	"WithFairWindow (for NewPool, NewGroup and WithContext)",
 }
 
 // Which options each kind of constructor takes.
@@ -64,7 +67,7 @@ const (
 	actorOpts  = optName | optMailbox | optDeadLetters | optErrorHandler | optNoRecovery | optMetrics
 	routerOpts = actorOpts | optStrategy | optKey
 	poolOpts   = optName | optMailbox | optDeadLetters | optStrategy | optQueueSize | optKey |
-		optParent | optCancelOnError | optAllErrors | optFairShare | optErrorHandler | optNoRecovery | optMetrics
+		optParent | optCancelOnError | optAllErrors | optFairShare | optFairWindow | optErrorHandler | optNoRecovery | optMetrics
 	batchOpts = optAllErrors | optDeadLetters | optLimit | optTenant | optWeight
 )
 
@@ -99,6 +102,7 @@ type options struct {
 	cancelOnError bool
 	allErrors     bool
 	fairShare     bool
+	fairWindow    time.Duration // WithFairWindow, if set (optFairWindow)
 
 	// batches only
 	limit  int

@@ -1,6 +1,9 @@
 package crew
 
-import "strconv"
+import (
+	"strconv"
+	"time"
+)
 
 // WithFairShare makes a long-lived pool (NewPool, NewGroup, WithContext)
 // share its workers fairly between its batches, by the time they run,
@@ -17,14 +20,33 @@ import "strconv"
 // time: its share is charged its recent mean as the job starts, then the
 // job's measured run time once it ends, so a share whose jobs are running
 // never looks cheaper than a newcomer, and a share of slow jobs gets fewer
-// jobs, not less time. A share that was idle banks no credit: it
-// re-enters at the pool's current virtual time. Within a share, jobs are
-// dispatched in submission order (and blocked Submits served in arrival
-// order); WithLimit, first-error cancellation, skips, dead letters, Wait
-// and Stats keep their meaning. The pool reads the clock as a job starts
-// and ends, for every job of a share whose jobs take 4 µs or more, and for
-// one in 16 of the quicker ones, which are charged their share's mean run
-// time (BatchStats.RunTime reports a batch's service).
+// jobs, not less time.
+//
+// A share that was quiet goes first: one that gets a job after using less
+// than its part of the workers lately (a tenant between its requests, a
+// new batch) is credited the run time it left unused, up to the fair
+// window per unit of its weight (DefaultFairWindow; WithFairWindow sets
+// it). Shares holding credit take freed workers, and the room a job's end
+// frees in a full pool, ahead of the shares that hold none, the one that
+// came first first, each until it has run its credit's worth. So a small
+// request beside a tenant with a deep backlog runs about as soon as
+// alone. Credit is bounded: all shares together hold at most the window
+// times the workers, and the pool lends it again only as the shares that
+// used their part run, by what the tenants that were quiet meanwhile
+// would have received, plus one unit of weight's part. A share backlogged
+// all along keeps, over any span of time, at least its weight's fraction
+// of the run time the pool gave in it, the fraction's whole counting the
+// weights of the shares with jobs in the span, of the tenants it
+// remembers quiet, and 1, less the window times the workers and about a
+// job per share: many bursty tenants cannot starve it.
+//
+// Within a share, jobs are dispatched in submission order (and blocked
+// Submits served in arrival order); WithLimit, first-error cancellation,
+// skips, dead letters, Wait and Stats keep their meaning. The pool reads
+// the clock as a job starts and ends, for every job of a share whose jobs
+// take 4 µs or more, and for one in 16 of the quicker ones, which are
+// charged their share's mean run time (BatchStats.RunTime reports a
+// batch's service).
 //
 // A pool with WithKey, WithConsistentHash or WithMailbox takes no batches:
 // its constructor panics if given WithFairShare too.
@@ -32,12 +54,39 @@ func WithFairShare() Option {
 	return func(o *options) { o.set |= optFairShare; o.fairShare = true }
 }
 
+// DefaultFairWindow is the fair window of a pool WithFairShare made
+// without WithFairWindow.
+const DefaultFairWindow = 20 * time.Millisecond
+
+// WithFairWindow sets the fair window of a pool WithFairShare to d: the
+// most run time, per unit of its weight, that a share which used less than
+// its part of the workers lately is credited when it gets a job, and so
+// runs ahead of the shares that used theirs (see WithFairShare). The
+// credit is the run time a share of its weight backlogged all along would
+// have received meanwhile, which it did not use, up to d × weight; a new
+// share, and a tenant the pool no longer remembers, is owed all of it.
+// Choose d about as long as the run time of the requests to protect: a
+// larger d protects longer requests, and takes more from a backlogged
+// share for a while (at most d × the pool's workers at once). With 0, no
+// share is credited: one that was idle re-enters behind the others, the
+// order of a pool before this option. It panics if d is negative; a pool
+// given it without WithFairShare panics too.
+func WithFairWindow(d time.Duration) Option {
+	if d < 0 {
+		panic("crew: WithFairWindow: d must not be negative, got " + d.String())
+	}
+	return func(o *options) { o.set |= optFairWindow; o.fairWindow = d }
+}
+
 // WithTenant puts a batch (Pool.NewBatch, MapBatch) of a pool WithFairShare
 // in the share of tenant key: the batches of one tenant share its part of
 // the workers, as one. A tenant's share lasts while one of its batches has
-// not been waited for, so memory grows with the tenants active at once, not
-// with every tenant ever seen. Without it, or with an empty key, a batch
-// is a share of its own.
+// not been waited for, and with a fair window (WithFairWindow) a while
+// after, so that the pool tells a tenant that sends requests back to back
+// from a quiet one: until the tenant is owed a whole window, and for at
+// most 1,024 such tenants at once. So memory grows with the tenants active
+// at once, not with every tenant ever seen. Without it, or with an empty
+// key, a batch is a share of its own.
 func WithTenant(key string) Option {
 	return func(o *options) { o.set |= optTenant; o.tenant = key }
 }

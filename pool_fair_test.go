@@ -184,25 +184,6 @@ func TestATenantsBatchesShareOnePartOfAFairPool(t *testing.T) {
 	})
 }
 
-func TestAShareThatWasIdleBanksNoCredit(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := crew.NewGroup(2, crew.WithFairShare(), crew.WithQueueSize(2000))
-		var log startLog
-		busy := startFeed(p, "busy", 2000, time.Millisecond, &log, crew.WithTenant("busy"))
-		// The late tenant's first batch has no job while the busy one runs
-		// alone for 200 ms.
-		idle, _ := p.NewBatch(context.Background(), crew.WithTenant("late"))
-		time.Sleep(200 * time.Millisecond)
-		before := busy.runTime()
-		late := startFeed(p, "late", 2000, time.Millisecond, &log, crew.WithTenant("late"))
-		time.Sleep(100 * time.Millisecond)
-		b, l := busy.runTime()-before, late.runTime()
-		assert.InDelta(t, 0.5, share(b, l), 0.05, "after the late tenant came, the busy one ran %v, the late one %v", b, l)
-		require.NoError(t, idle.Wait())
-		waitFeeds(t, p, busy, late)
-	})
-}
-
 func TestABatchKeepsItsLimitAndItsFirstErrorInAFairPool(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := crew.NewGroup(4, crew.WithFairShare(), crew.WithQueueSize(100)) // no Submit blocks
@@ -321,8 +302,14 @@ func TestFairShareMisusePanics(t *testing.T) {
 		"WithFairShare to Map": func() {
 			_, _ = crew.Map(ctx, 1, []int{1}, func(context.Context, int) (int, error) { return 0, nil }, crew.WithFairShare())
 		},
-		"WithTenant to NewGroup": func() { crew.NewGroup(1, crew.WithTenant("t")) },
-		"WithWeight to Spawn":    func() { crew.Spawn(ctx, nop[int], crew.WithWeight(2)) },
+		"WithTenant to NewGroup":               func() { crew.NewGroup(1, crew.WithTenant("t")) },
+		"WithFairWindow(-1)":                   func() { crew.WithFairWindow(-1) },
+		"WithFairWindow without WithFairShare": func() { crew.NewGroup(1, crew.WithFairWindow(time.Millisecond)) },
+		"WithFairWindow to NewBatch":           func() { fifo.NewBatch(ctx, crew.WithFairWindow(time.Millisecond)) },
+		"WithFairWindow to Map": func() {
+			_, _ = crew.Map(ctx, 1, []int{1}, func(context.Context, int) (int, error) { return 0, nil }, crew.WithFairWindow(0))
+		},
+		"WithWeight to Spawn": func() { crew.Spawn(ctx, nop[int], crew.WithWeight(2)) },
 	} {
 		t.Run(name, func(t *testing.T) {
 			assert.True(t, strings.HasPrefix(panicOf(f), "crew: "), "panicked with %q", panicOf(f))

@@ -104,7 +104,16 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	if o.fairShare && (o.keyed != nil || o.newMailbox != nil) {
 		panic("crew: WithFairShare shares the workers between batches, and a pool with WithKey, WithConsistentHash or WithMailbox takes none")
 	}
+	if o.set&optFairWindow != 0 && !o.fairShare {
+		panic("crew: WithFairWindow sets how a pool WithFairShare credits quiet shares: give it WithFairShare too")
+	}
 	c := sched.Config[T]{Workers: n, Fair: o.fairShare, OnEvict: p.evictions}
+	if o.fairShare {
+		c.FairWindow = int64(DefaultFairWindow)
+		if o.set&optFairWindow != 0 {
+			c.FairWindow = int64(o.fairWindow)
+		}
+	}
 	if o.keyed != nil {
 		c.Keys, c.Pin = keyedFor[T](o, "pool", "jobs")
 	}

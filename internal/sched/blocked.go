@@ -29,7 +29,7 @@ func (s *Scheduler[T, B]) enlist(t task[T, B]) (Verdict, *queue.Waiter[task[T, B
 // held.
 func (s *Scheduler[T, B]) admit(a *after[T, B]) {
 	for w := s.nextBlocked(); w != nil; w = s.nextBlocked() {
-		if s.limit > 0 && s.held >= s.limit || s.stop != nil || s.live == 0 {
+		if s.limit > 0 && s.held >= s.admitBound(w) || s.stop != nil || s.live == 0 {
 			return // once the context is done, Stop refuses them; Bury, once no worker is left
 		}
 		if s.stamp {
@@ -103,4 +103,49 @@ func (s *Scheduler[T, B]) extract(b *Batch[T, B]) Refusals[T, B] {
 	}
 	s.nblocked -= r.c.Len()
 	return r
+}
+
+// With fair shares and a window, while a share holds credit, a full pool
+// keeps room for the shares holding credit: a job of a share that holds
+// none is let in only while the pool holds fewer than plainBound jobs,
+// the bound less a job per worker (while that leaves a job per worker),
+// so that a quiet share's Submits, one after another, find the room a
+// job's end freed waiting for them, rather than taken by a backlogged
+// share's blocked Submit. The pool stays busy: a job per worker is running
+// and one more waits.
+
+// plainBound returns the most jobs the pool holds for a share holding no
+// credit, with fair shares and a window. s.mu is held.
+func (s *Scheduler[T, B]) plainBound() int {
+	if s.fair.holders == 0 {
+		return s.limit
+	}
+	return min(s.limit, max(s.limit-s.live, s.live))
+}
+
+// fairFull reports whether a job of flow f, offered to a pool with fair
+// shares, a window and a bound, finds the pool full: for a share holding
+// credit (which it is owed once placed), at its bound or with another such
+// share's Submit blocked; for one holding none, at plainBound or with a
+// Submit blocked. s.mu is held.
+func (s *Scheduler[T, B]) fairFull(f *flow[T, B]) bool {
+	if s.held < s.plainBound() && s.nblocked == 0 {
+		return false
+	}
+	sh := f.share
+	s.fair.wake(sh, s.number())
+	if s.fair.credited(sh) {
+		return s.held >= s.limit || s.fair.ahead.Len() > 0
+	}
+	return s.held >= s.plainBound() || s.nblocked > 0
+}
+
+// admitBound returns the most jobs the pool holds as it lets blocked
+// Submit w in: plainBound for a share holding no credit, with fair shares
+// and a window. s.mu is held.
+func (s *Scheduler[T, B]) admitBound(w *queue.Waiter[task[T, B]]) int {
+	if s.fair != nil && s.fair.window > 0 && !w.Msg.f.share.links.In(&s.fair.ahead) {
+		return s.plainBound()
+	}
+	return s.limit
 }

@@ -14,7 +14,8 @@ type share[T, B any] struct {
 	flows   order[T, B]                          // its runnable flows, by their oldest job
 	waiting queue.List[queue.Waiter[task[T, B]]] // its Submits blocked on a full pool, oldest first
 	vt      float64                              // its virtual time: run time (ns) charged per unit of weight
-	since   uint64                               // the number of the moment it last became backlogged: breaks ties of vt
+	credit  float64                              // the run time (ns) it was credited and has not used yet (see place)
+	since   uint64                               // the number of the moment it last became backlogged: orders the credited shares, breaks ties of vt
 	weight  int64                                // WithWeight
 	mean    int64                                // its jobs' recent mean run time (ns): what a job is charged as it starts
 	queued  int                                  // its jobs waiting in its flows
@@ -22,7 +23,7 @@ type share[T, B any] struct {
 	untimed int                                  // its jobs charged their estimate alone since its last timed one (see charge)
 	at      int                                  // 1 + its index in fairness.runnable, or 0
 	turns   int64                                // admissions left in its turn among the blocked shares
-	links   queue.Links[share[T, B]]             // in fairness.blocked, while it has a blocked Submit
+	links   queue.Links[share[T, B]]             // in fairness.blocked or fairness.ahead, while it has a blocked Submit; in fairness.resting, while it rests
 	tenant  string                               // its key in fairness.tenants, or "" for a batch's share of its own
 	batches int                                  // a tenant's batches not finished
 }
@@ -37,10 +38,24 @@ func newShare[T, B any](weight int) *share[T, B] {
 // in its flows or in a blocked Submit.
 func (s *share[T, B]) idle() bool { return s.running == 0 && s.queued == 0 && s.waiting.Len() == 0 }
 
-// before orders shares: the one that received the least service per
-// weight first, then the one backlogged first.
+// before orders shares: those holding credit first, the one backlogged
+// first first; then the one that received the least service per weight,
+// then the one backlogged first.
 func (s *share[T, B]) before(o *share[T, B]) bool {
+	if sc, oc := s.credit > 0, o.credit > 0; sc || oc {
+		return sc && (!oc || s.since < o.since)
+	}
 	return s.vt < o.vt || s.vt == o.vt && s.since < o.since
+}
+
+// A cost is what a job was charged as it started: vt added to its share's
+// virtual time, and credit taken from its share's credit (ns). A float64
+// holds a share's vt however long the pool lives: it loses precision (16
+// ns after three years of run time per unit of weight), never wraps.
+type cost struct {
+	vt     float64
+	credit float64
+	free   bool // the credit paid for the run time it covers: the job ran ahead of a share that holds none
 }
 
 // A fairness is the order of a pool with fair shares: start-time fair
@@ -49,34 +64,63 @@ func (s *share[T, B]) before(o *share[T, B]) bool {
 // job's run time is not known when it starts, so its share is charged its
 // recent mean run time then (so that a share whose jobs run never looks
 // cheaper than a newcomer) and the difference once the job ended and its
-// run time is known. A share that had no job and gets one starts from the
-// least vt of the runnable shares at the least (from now, the vt of the
-// last share served, if none is runnable): it banks no credit for the time
-// it was idle, and takes none from those that were not. The scheduler's
-// lock guards it.
+// run time is known. The scheduler's lock guards it.
+//
+// A share that gets a job while it has none waiting is placed by place:
+// with a window, a share that used less than its part of the workers
+// lately is credited the run time it left unused, within bounds, and its
+// jobs go ahead of the others' until it has used it (see place); with
+// none, it starts from the least vt of the runnable shares at the least
+// (from now, the vt of the last share served, if none is runnable): it
+// banks no credit for the time it was idle, and takes none from those
+// that were not.
 //
 // The room a job's end frees goes to the shares with a blocked Submit in
 // turn, weight Submits at a time (weighted round robin): that the pool
 // admits a job does not make it run, and a share with jobs admitted but
-// behind others in the fair order holds no worker. Admission by vt instead
-// would favour the shares that have run least, and so starve a request's
-// later Submits as new requests keep coming: it doubled the p99 of small
-// requests in the bench program's tenants scenario.
+// behind others in the fair order holds no worker. A share holding credit
+// for more than its admitted jobs' estimated run time takes its turns
+// ahead of the others (ahead), until it has admitted that much. Admission
+// by vt instead would favour the shares that have run least, and so starve
+// a request's later Submits as new requests keep coming: it doubled the
+// p99 of small requests in the bench program's tenants scenario. Credit is
+// bounded in total, and so are the turns it buys.
 type fairness[T, B any] struct {
 	runnable heap[*share[T, B]]      // the shares with a runnable flow
 	blocked  queue.List[share[T, B]] // the shares with a blocked Submit, in their turns
-	tenants  map[string]*share[T, B] // the tenants' shares with a batch not finished
+	ahead    queue.List[share[T, B]] // the same, for shares holding credit: their turns come first
+	tenants  map[string]*share[T, B] // the tenants' shares with a batch not finished, or resting
+	resting  queue.List[share[T, B]] // the tenants' shares with no batch that the pool remembers, oldest first (see leave)
+	plain    int                     // the runnable shares that hold no credit
+	holders  int                     // the shares that hold credit
 	now      float64                 // the vt of the share last charged for a job
 	mean     int64                   // the recent mean run time (ns) of the pool's jobs: a new share's first estimate
+
+	// With a window (see place).
+	window  float64 // the most a share is credited, in run time (ns) per unit of weight; 0: no credit
+	clock   float64 // the pool's virtual clock: the greatest vt a share was charged from
+	bank    float64 // the run time (ns) that shares may be credited now
+	bankCap float64 // the most the bank holds: window × workers
+
+	restWeight int64 // the weights of the resting shares
 }
 
-func newFairness[T, B any](own *flow[T, B]) *fairness[T, B] {
+func newFairness[T, B any](own *flow[T, B], window int64, workers int) *fairness[T, B] {
 	fq := &fairness[T, B]{
 		runnable: heap[*share[T, B]]{less: (*share[T, B]).before, at: func(s *share[T, B]) *int { return &s.at }},
 		tenants:  make(map[string]*share[T, B]),
+		window:   float64(window),
 	}
+	fq.resize(workers)
+	fq.bank = fq.bankCap
 	own.share = newShare[T, B](1) // the pool's own jobs
 	return fq
+}
+
+// resize sets the bank's capacity for a pool of n workers.
+func (fq *fairness[T, B]) resize(n int) {
+	fq.bankCap = fq.window * float64(n)
+	fq.bank = min(fq.bank, fq.bankCap)
 }
 
 // join puts the flow of a new batch in a share: s, a share of its own, or
@@ -85,6 +129,10 @@ func newFairness[T, B any](own *flow[T, B]) *fairness[T, B] {
 func (fq *fairness[T, B]) join(f *flow[T, B], s *share[T, B], tenant string) {
 	if tenant != "" {
 		if ts := fq.tenants[tenant]; ts != nil {
+			if ts.batches == 0 { // resting: it wakes
+				fq.resting.Remove(&ts.links)
+				fq.restWeight -= ts.weight
+			}
 			ts.weight, s = s.weight, ts
 		} else {
 			s.tenant = tenant
@@ -95,13 +143,45 @@ func (fq *fairness[T, B]) join(f *flow[T, B], s *share[T, B], tenant string) {
 	f.share = s
 }
 
+// restingTenants is how many tenants with no batch a pool with a window
+// remembers at most (see leave).
+const restingTenants = 1024
+
 // leave takes a finished batch's flow, which holds no job, out of its
-// share: a tenant is forgotten with its last batch.
+// share. A batch's share of its own is forgotten, and gives the credit it
+// has not used back to the bank. A tenant's share is forgotten with its
+// last batch too, but with a window it rests first: the pool remembers it,
+// so that a tenant that sends requests back to back is not taken for a
+// quiet one, and counts its weight in what fills the bank, until it is
+// owed a whole window (forgetting it then loses nothing) or more than
+// restingTenants rest.
 func (fq *fairness[T, B]) leave(f *flow[T, B]) {
-	if s := f.share; s.tenant != "" {
-		if s.batches--; s.batches == 0 {
-			delete(fq.tenants, s.tenant)
+	s := f.share
+	if s.tenant != "" {
+		if s.batches--; s.batches > 0 {
+			return
 		}
+		if fq.window > 0 {
+			fq.resting.PushBack(&s.links)
+			fq.restWeight += s.weight
+			fq.forget()
+			return
+		}
+		delete(fq.tenants, s.tenant)
+	}
+	fq.deposit(s.credit)
+	fq.setCredit(s, 0)
+}
+
+// forget forgets the tenants that rested longest while more than
+// restingTenants rest, and those owed a whole window.
+func (fq *fairness[T, B]) forget() {
+	for s := fq.resting.Front(); s != nil && (fq.resting.Len() > restingTenants || fq.clock-s.vt >= fq.window); s = fq.resting.Front() {
+		fq.resting.Remove(&s.links)
+		fq.restWeight -= s.weight
+		delete(fq.tenants, s.tenant)
+		fq.deposit(s.credit)
+		fq.setCredit(s, 0)
 	}
 }
 
@@ -119,7 +199,15 @@ func (fq *fairness[T, B]) first() *flow[T, B] {
 func (fq *fairness[T, B]) fix(f *flow[T, B]) {
 	s := f.share
 	s.flows.fix(f)
-	fq.runnable.fix(s, s.flows.len() > 0)
+	was, on := s.at > 0, s.flows.len() > 0
+	fq.runnable.fix(s, on)
+	if was != on && s.credit == 0 {
+		if on {
+			fq.plain++
+		} else {
+			fq.plain--
+		}
+	}
 }
 
 // fixShare puts s where it belongs once its vt changed.
@@ -130,14 +218,97 @@ func (fq *fairness[T, B]) fixShare(s *share[T, B]) {
 }
 
 // wake is called as share s gets a job, numbered seq, to queue, to hand
-// to an idle worker, or to block on a full pool: if s had none, it becomes
-// backlogged, behind the others.
+// to an idle worker, or to block on a full pool. If s had no job (none
+// running either), it becomes backlogged, behind the others. Without a
+// window, it starts from the floor; with one, place puts s where its
+// recent use of the workers says whenever it had no job waiting.
 func (fq *fairness[T, B]) wake(s *share[T, B], seq uint64) {
+	if fq.window > 0 {
+		if s.queued > 0 || s.waiting.Len() > 0 {
+			return
+		}
+		if s.running == 0 {
+			s.since = seq
+		}
+		fq.place(s)
+		fq.fixShare(s)
+		return
+	}
 	if s.idle() {
 		s.vt = max(s.vt, fq.floor())
 		s.since = seq
 		fq.fixShare(s)
 	}
+}
+
+// place puts share s, which gets a job and has none waiting, in the fair
+// order, with a window. The pool's virtual clock is the greatest vt a
+// share was charged from: the run time per unit of weight that a share
+// backlogged all along would have received. A share behind it by lead
+// (the run time it left unused, per unit of weight, since its vt last
+// caught up) is credited as much of lead as it may, on top of the credit
+// it holds, and its vt moves up to the clock; a new share is owed the
+// whole window. A share holding credit runs its jobs ahead of the shares
+// that hold none, the one backlogged first first, and spends its credit on
+// them, by their estimated run time, until it has used it, and then
+// resumes at the clock: so a request that used less than its part lately
+// runs about as soon as alone, beside a share with a deep backlog. While
+// a share that holds no credit has a job waiting, the credit pays for the
+// job's run time, which costs the share's vt nothing; while none has, the
+// job took nothing from one: it costs the share's vt, as any job, and the
+// credit goes back to the bank.
+//
+// A share holds at most the window per unit of its weight, and all shares
+// together at most the bank's capacity, the window times the workers. The
+// bank fills as the clock moves, by what a unit of weight receives, for
+// each unit of the resting tenants' weights (see leave) and one more, and
+// gets back the unused credit of the shares it forgets. So over any span
+// the credit used is at most the bank's capacity plus what those units
+// would receive, and a share backlogged all along keeps at least its
+// weight's fraction of the run time the pool gave in it, counting in the
+// fraction's whole the weights of the shares with jobs in the span, of the
+// resting tenants and one more, less the bank's capacity and a job per
+// share.
+func (fq *fairness[T, B]) place(s *share[T, B]) {
+	w := float64(s.weight)
+	lead := (fq.clock - s.vt) * w
+	if lead <= 0 {
+		return
+	}
+	s.vt = fq.clock
+	if owed := min(lead, fq.window*w); owed > s.credit {
+		take := min(owed-s.credit, fq.bank)
+		fq.setCredit(s, s.credit+take)
+		fq.bank -= take
+	}
+}
+
+// deposit gives unused credit back to the bank.
+func (fq *fairness[T, B]) deposit(credit float64) {
+	fq.bank = min(fq.bankCap, fq.bank+credit)
+}
+
+// setCredit sets the credit share s holds to c, and counts the shares
+// holding credit and the runnable ones holding none.
+func (fq *fairness[T, B]) setCredit(s *share[T, B], c float64) {
+	if had, has := s.credit > 0, c > 0; had != has {
+		d := 1
+		if had {
+			d = -1
+		}
+		fq.holders += d
+		if s.at > 0 {
+			fq.plain -= d
+		}
+	}
+	s.credit = c
+}
+
+// credited reports whether share s holds credit for more than the
+// estimated run time of the jobs it has waiting: its blocked Submits then
+// take their turns ahead (see fairness).
+func (fq *fairness[T, B]) credited(s *share[T, B]) bool {
+	return s.credit > float64(s.queued)*float64(fq.estimate(s))
 }
 
 // floor returns the least vt of the runnable shares, or now if none is.
@@ -159,20 +330,48 @@ const (
 )
 
 // charge charges share s for a job of its that starts, and returns what
-// it added to s's vt, and whether the job is to be timed (see settle). The
-// caller fixes the place of the flow the job came from, and so of s among
-// the runnable shares.
-func (fq *fairness[T, B]) charge(s *share[T, B]) (charged float64, timed bool) {
+// it charged, and whether the job is to be timed (see settle): its
+// estimated run time, from s's credit as far as it goes, the rest added to
+// s's vt. The caller fixes the place of the flow the job came from, and so
+// of s among the runnable shares.
+func (fq *fairness[T, B]) charge(s *share[T, B]) (c cost, timed bool) {
 	fq.now = s.vt
-	charged = perWeight(fq.estimate(s), s.weight)
-	s.vt += charged
+	if s.vt > fq.clock {
+		// The clock moves: the bank fills by what one unit of weight
+		// received, for each unit of the resting shares' weights and one
+		// more.
+		fq.deposit((s.vt - fq.clock) * float64(1+fq.restWeight))
+		fq.clock = s.vt
+		if fq.resting.Len() > 0 {
+			fq.forget()
+		}
+	}
+	est := float64(fq.estimate(s))
+	paid := 0.0 // the run time the credit pays for
+	if s.credit > 0 {
+		c.credit = min(s.credit, est)
+		if c.free = fq.plain > 0; c.free {
+			paid = c.credit
+		} else {
+			// Ahead of no share that holds no credit, the job takes
+			// nothing from one: it costs s its vt, as any job, and the
+			// bank gets the credit back. s spends it all the same, so
+			// that it holds credit for a while only.
+			fq.deposit(c.credit)
+		}
+		if fq.setCredit(s, s.credit-c.credit); s.credit == 0 {
+			s.vt = max(s.vt, fq.clock) // used up: s resumes at the clock
+		}
+	}
+	c.vt = (est - paid) / float64(s.weight)
+	s.vt += c.vt
 	s.running++
 	if s.mean >= timeAllFrom || s.untimed == timeOneIn-1 || s.mean == 0 {
 		s.untimed = 0
-		return charged, true
+		return c, true
 	}
 	s.untimed++
-	return charged, false
+	return c, false
 }
 
 // estimate returns the run time (ns) a job of s is expected to take: its
@@ -185,14 +384,20 @@ func (fq *fairness[T, B]) estimate(s *share[T, B]) int64 {
 }
 
 // settle corrects the charge of share s for a job that ended, and returns
-// the job's run time: charged was added to s's vt as it started, and if it
+// the job's run time: c is what it was charged as it started, and if it
 // was timed, it ran for ran ns; if not, it is taken to have run for its
-// share's mean. The correction counts the weight s has now: a tenant's
-// weight that changed while the job ran applies to all of it.
-func (fq *fairness[T, B]) settle(s *share[T, B], charged float64, ran int64, timed bool) int64 {
+// share's mean. What it ran beyond the credit it took is charged to s's
+// vt; credit it took and did not use is spent all the same. The
+// correction counts the weight s has now: a tenant's weight that changed
+// while the job ran applies to all of it.
+func (fq *fairness[T, B]) settle(s *share[T, B], c cost, ran int64, timed bool) int64 {
 	s.running--
 	if timed {
-		s.vt += perWeight(ran, s.weight) - charged
+		paid := 0.0
+		if c.free {
+			paid = c.credit
+		}
+		s.vt += max(0, float64(ran)-paid)/float64(s.weight) - c.vt
 		s.mean = ewma(s.mean, ran)
 		fq.mean = ewma(fq.mean, ran)
 	} else {
@@ -202,17 +407,16 @@ func (fq *fairness[T, B]) settle(s *share[T, B], charged float64, ran int64, tim
 	return ran
 }
 
-// refund takes back the charge of a job of share s that never started.
-func (fq *fairness[T, B]) refund(s *share[T, B], charged float64) {
+// refund takes back the charge c of a job of share s that never started.
+func (fq *fairness[T, B]) refund(s *share[T, B], c cost) {
 	s.running--
-	s.vt -= charged
+	s.vt -= c.vt
+	fq.setCredit(s, s.credit+c.credit)
+	if !c.free {
+		fq.bank = max(0, fq.bank-c.credit) // it went back to the bank as the job was charged
+	}
 	fq.fixShare(s)
 }
-
-// perWeight divides the run time t (ns) by weight w. A float64 holds a
-// share's vt however long the pool lives: it loses precision (16 ns after
-// three years of run time per unit of weight), never wraps.
-func perWeight(t, w int64) float64 { return float64(t) / float64(w) }
 
 // ewma moves the running mean m an eighth of the way towards x, or to x if
 // m is 0 (no job measured yet).
@@ -224,13 +428,18 @@ func ewma(m, x int64) int64 {
 }
 
 // block puts w, a Submit blocked on a full pool, in line: its share joins
-// the blocked ones, last, if it was not among them.
+// the blocked ones, last, if it was not among them (ahead of them, if it
+// holds credit).
 func (fq *fairness[T, B]) block(w *queue.Waiter[task[T, B]], seq uint64) {
 	s := w.Msg.f.share
 	fq.wake(s, seq)
 	if s.waiting.Len() == 0 {
 		s.turns = s.weight
-		fq.blocked.PushBack(&s.links)
+		if fq.credited(s) {
+			fq.ahead.PushBack(&s.links)
+		} else {
+			fq.blocked.PushBack(&s.links)
+		}
 	}
 	s.waiting.PushBack(&w.Links)
 }
@@ -238,24 +447,43 @@ func (fq *fairness[T, B]) block(w *queue.Waiter[task[T, B]], seq uint64) {
 // nextBlocked returns the blocked Submit that the room a job frees goes to
 // next, or nil if there is none: the oldest of the share whose turn it is.
 func (fq *fairness[T, B]) nextBlocked() *queue.Waiter[task[T, B]] {
-	if s := fq.blocked.Front(); s != nil {
+	s := fq.ahead.Front()
+	if s == nil {
+		s = fq.blocked.Front()
+	}
+	if s != nil {
 		return s.waiting.Front()
 	}
 	return nil
 }
 
+// line returns the list of blocked shares that s, which has a blocked
+// Submit, is in.
+func (fq *fairness[T, B]) line(s *share[T, B]) *queue.List[share[T, B]] {
+	if s.links.In(&fq.ahead) {
+		return &fq.ahead
+	}
+	return &fq.blocked
+}
+
 // admitted takes w, the Submit nextBlocked returned, out of its share's
-// line: its share's turn ends after weight of them.
+// line: its share's turn ends after weight of them, and its place ahead
+// once it has admitted as much as its credit pays for.
 func (fq *fairness[T, B]) admitted(w *queue.Waiter[task[T, B]]) {
 	s := w.Msg.f.share
 	s.waiting.Remove(&w.Links)
+	l := fq.line(s)
 	switch s.turns--; {
 	case s.waiting.Len() == 0:
-		fq.blocked.Remove(&s.links)
+		l.Remove(&s.links)
+	case l == &fq.ahead && !fq.credited(s):
+		s.turns = s.weight
+		l.Remove(&s.links)
+		fq.blocked.PushBack(&s.links)
 	case s.turns == 0:
 		s.turns = s.weight
-		fq.blocked.Remove(&s.links)
-		fq.blocked.PushBack(&s.links)
+		l.Remove(&s.links)
+		l.PushBack(&s.links)
 	}
 }
 
@@ -264,7 +492,7 @@ func (fq *fairness[T, B]) unblock(w *queue.Waiter[task[T, B]]) {
 	s := w.Msg.f.share
 	s.waiting.Remove(&w.Links)
 	if s.waiting.Len() == 0 {
-		fq.blocked.Remove(&s.links)
+		fq.line(s).Remove(&s.links)
 	}
 }
 
@@ -273,8 +501,8 @@ func (fq *fairness[T, B]) unblock(w *queue.Waiter[task[T, B]]) {
 func (fq *fairness[T, B]) extract(f *flow[T, B]) queue.Chain[queue.Waiter[task[T, B]]] {
 	s := f.share
 	c := s.waiting.Extract(func(w *queue.Waiter[task[T, B]]) bool { return w.Msg.f == f })
-	if s.waiting.Len() == 0 && s.links.In(&fq.blocked) {
-		fq.blocked.Remove(&s.links)
+	if s.waiting.Len() == 0 && s.links.Listed() {
+		fq.line(s).Remove(&s.links)
 	}
 	return c
 }
@@ -283,10 +511,18 @@ func (fq *fairness[T, B]) extract(f *flow[T, B]) queue.Chain[queue.Waiter[task[T
 // costs O(Submits blocked): the pool is closing.
 func (fq *fairness[T, B]) detach() queue.Chain[queue.Waiter[task[T, B]]] {
 	var all queue.Chain[queue.Waiter[task[T, B]]]
-	for s := fq.blocked.Front(); s != nil; s = fq.blocked.Front() {
-		c := s.waiting.TakeAll()
-		all.Append(&c)
-		fq.blocked.Remove(&s.links)
+	for _, l := range []*queue.List[share[T, B]]{&fq.ahead, &fq.blocked} {
+		for s := l.Front(); s != nil; s = l.Front() {
+			c := s.waiting.TakeAll()
+			all.Append(&c)
+			l.Remove(&s.links)
+		}
 	}
 	return all
+}
+
+// eachBlocked calls f for each share with a blocked Submit.
+func (fq *fairness[T, B]) eachBlocked(f func(*share[T, B])) {
+	fq.ahead.Each(f)
+	fq.blocked.Each(f)
 }

@@ -72,6 +72,9 @@ func (s *Scheduler[T, B]) resize(n int, now int64) (kept int, made []*Worker[T, 
 	}
 	s.idle.shrunk(len(s.workers))
 	s.limit = n * s.perWorker
+	if s.fair != nil {
+		s.fair.resize(n)
+	}
 	s.reopen()
 	s.tick(now)
 	s.admit(&a)

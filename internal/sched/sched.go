@@ -116,6 +116,10 @@ type Config[T any] struct {
 	FirstIdle func(next, n int) int
 	// Fair makes the pool share its workers between batches by run time.
 	Fair bool
+	// FairWindow, with Fair, is the most run time (ns) per unit of weight
+	// that a share which used less than its part lately is credited (see
+	// fairness.place); 0: none.
+	FairWindow int64
 	// Keys, for WithKey, gives each key with jobs a flow of its own.
 	Keys keys.Index[T]
 	// Pin, for WithConsistentHash, queues each job at its key's worker.
@@ -160,7 +164,7 @@ func (s *Scheduler[T, B]) Init(c Config[T]) {
 	s.onEvict, s.noWorker, s.stamp = c.OnEvict, c.NoWorker, c.Stamp
 	s.idle.firstIdle = c.FirstIdle
 	if c.Fair {
-		s.fair = newFairness(&s.own)
+		s.fair = newFairness(&s.own, c.FairWindow, c.Workers)
 	}
 	if c.Keys != nil {
 		s.keyed = keys.NewTable(c.Keys, func(slot int) *flow[T, B] {

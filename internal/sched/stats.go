@@ -102,11 +102,12 @@ func (s *Scheduler[T, B]) Dead() int {
 	return n
 }
 
-// Tenants reports how many tenants' shares the pool keeps (fair shares).
-func (s *Scheduler[T, B]) Tenants() int {
+// Tenants reports how many tenants' shares have a batch not finished, and
+// how many rest (fair shares).
+func (s *Scheduler[T, B]) Tenants() (active, resting int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.fair.tenants)
+	return len(s.fair.tenants) - s.fair.resting.Len(), s.fair.resting.Len()
 }
 
 // VT reports the virtual time of b's share (fair shares).
@@ -123,11 +124,34 @@ func (s *Scheduler[T, B]) FairLeftovers() string {
 	defer s.mu.Unlock()
 	fq, own := s.fair, s.own.share
 	var left []string
-	if n := len(fq.tenants); n > 0 {
+	if n := len(fq.tenants) - fq.resting.Len(); n > 0 {
 		left = append(left, fmt.Sprintf("%d tenants", n))
 	}
-	if fq.blocked.Len() > 0 {
+	var rest int64
+	fq.resting.Each(func(sh *share[T, B]) { rest += sh.weight })
+	if rest != fq.restWeight || fq.resting.Len() > restingTenants {
+		left = append(left, fmt.Sprintf("%d resting tenants of weight %d, counted %d", fq.resting.Len(), rest, fq.restWeight))
+	}
+	if fq.blocked.Len() > 0 || fq.ahead.Len() > 0 {
 		left = append(left, "blocked shares")
+	}
+	if fq.bank < 0 || fq.bank > fq.bankCap || own.credit < 0 {
+		left = append(left, fmt.Sprintf("a bank of %v, of at most %v, and the pool's own share's credit %v", fq.bank, fq.bankCap, own.credit))
+	}
+	if fq.plain != 0 {
+		left = append(left, fmt.Sprintf("%d runnable shares without credit counted", fq.plain))
+	}
+	holders := 0
+	for _, sh := range fq.tenants {
+		if sh.credit > 0 {
+			holders++
+		}
+	}
+	if own.credit > 0 {
+		holders++
+	}
+	if holders != fq.holders {
+		left = append(left, fmt.Sprintf("%d shares holding credit, counted %d", holders, fq.holders))
 	}
 	if n := fq.runnable.len(); n > 0 {
 		left = append(left, fmt.Sprintf("%d runnable shares", n))
@@ -145,7 +169,7 @@ func (s *Scheduler[T, B]) BlockedInLine() int {
 	defer s.mu.Unlock()
 	n := s.blocked.Len()
 	if s.fair != nil {
-		s.fair.blocked.Each(func(sh *share[T, B]) { n += sh.waiting.Len() })
+		s.fair.eachBlocked(func(sh *share[T, B]) { n += sh.waiting.Len() })
 	}
 	return n
 }

@@ -85,7 +85,11 @@ func (s *Scheduler[T, B]) offer(t task[T, B], mode Mode, stop error, a *after[T,
 	case b != nil && b.seesDone():
 		return BatchStopped, nil, nil
 	}
-	if s.limit > 0 && s.held >= s.limit || s.nblocked > 0 {
+	full := s.limit > 0 && s.held >= s.limit || s.nblocked > 0
+	if s.fair != nil && s.fair.window > 0 && s.limit > 0 && mode != FromJob {
+		full = s.fairFull(t.f)
+	}
+	if full {
 		switch {
 		case mode == MayWait:
 			return s.enlist(t)

@@ -27,7 +27,7 @@ type Worker[T, B any] struct {
 	wake      chan struct{} // cap 1: signalled once a job is granted to the idle worker; closed to stop it
 
 	pinned  queue.Ring[task[T, B]] // WithConsistentHash: the jobs queued at this worker
-	charged float64                // fair shares: what the job it holds cost its share as it was dispatched
+	charged cost                   // fair shares: what the job it holds cost its share as it was dispatched
 	queued  atomic.Int64           // len(pinned), for Stats
 	_       [64]byte               // keeps workers off each other's cache lines
 }

@@ -1,0 +1,367 @@
+package crew_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crewlib/crew"
+)
+
+// Credit for quiet shares (WithFairWindow), in synctest bubbles: a job
+// that sleeps d runs for exactly d, so run times and credit are exact.
+
+// quietRequest submits n jobs of length d, each logging its start as name, to
+// a new batch of p made with opts, from the calling goroutine, then waits
+// for them, and returns how long it took from its first Submit.
+func quietRequest(t *testing.T, p *crew.Pool[crew.Job], log *startLog, name string, n int, d time.Duration, opts ...crew.Option) time.Duration {
+	start := time.Now()
+	b, bctx := p.NewBatch(context.Background(), opts...)
+	for range n {
+		assert.NoError(t, b.Submit(bctx, func(context.Context) error {
+			log.add(name)
+			time.Sleep(d)
+			return nil
+		}))
+	}
+	assert.NoError(t, b.Wait())
+	return time.Since(start)
+}
+
+// A quiet tenant's request beside a tenant with a deep backlog: with the
+// default window, its jobs take every worker freed after it came, so it
+// ends about as soon as alone; with none, it gets half of them.
+func TestAQuietTenantsRequestOvertakesABackloggedOne(t *testing.T) {
+	for _, window := range []time.Duration{-1, 0} {
+		name := map[bool]string{true: "the default window: it goes first", false: "no window: it alternates with the backlog"}[window < 0]
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				opts := []crew.Option{crew.WithFairShare(), crew.WithQueueSize(1000)} // the pool holds the whole backlog
+				if window >= 0 {
+					opts = append(opts, crew.WithFairWindow(window))
+				}
+				p := crew.NewGroup(4, opts...)
+				var log startLog
+				noisy := startFeed(p, "noisy", 2000, time.Millisecond, &log, crew.WithTenant("noisy"))
+				time.Sleep(50*time.Millisecond + time.Microsecond) // the noisy tenant's backlog builds; jobs end on the millisecond
+				mark := log.len()
+				took := quietRequest(t, p, &log, "quiet", 16, time.Millisecond, crew.WithTenant("quiet"))
+				starts := log.since(mark)
+				quiet := 0
+				for _, s := range starts[:16] {
+					if s == "quiet" {
+						quiet++
+					}
+				}
+				if window < 0 {
+					// Alone on 4 workers, 16 jobs of 1 ms take 4 ms; the
+					// quiet request waits for the first worker to free, under 1 ms.
+					assert.Equal(t, 16, quiet, "of the 16 jobs that started after the quiet request came, %d were its own: %v", quiet, starts[:16])
+					assert.LessOrEqual(t, took, 5*time.Millisecond)
+				} else {
+					assert.InDelta(t, 8, quiet, 1, "of the 16 jobs that started after the quiet request came, %d were its own", quiet)
+					assert.GreaterOrEqual(t, took, 7*time.Millisecond)
+				}
+				waitFeeds(t, p, noisy)
+			})
+		})
+	}
+}
+
+// A share that was idle is credited at most the window per unit of its
+// weight: once it used that, the two alternate; with no window, it is
+// credited nothing.
+func TestAQuietShareIsCreditedAtMostTheWindow(t *testing.T) {
+	for _, tc := range []struct {
+		window time.Duration
+		weight int
+	}{{0, 1}, {10 * time.Millisecond, 1}, {10 * time.Millisecond, 2}, {30 * time.Millisecond, 1}} {
+		t.Run(fmt.Sprintf("window %v, weight %d", tc.window, tc.weight), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				p := crew.NewGroup(2, crew.WithFairShare(), crew.WithFairWindow(tc.window), crew.WithQueueSize(2000))
+				var log startLog
+				busy := startFeed(p, "busy", 2000, time.Millisecond, &log, crew.WithTenant("busy"))
+				// The late tenant's first batch has no job while the busy one runs alone.
+				idle, _ := p.NewBatch(context.Background(), crew.WithTenant("late"))
+				time.Sleep(200*time.Millisecond + time.Microsecond)
+				mark := log.len()
+				late := startFeed(p, "late", 2000, time.Millisecond, &log, crew.WithTenant("late"), crew.WithWeight(tc.weight))
+				time.Sleep(200 * time.Millisecond)
+				// Credited c ms of run time, the late tenant runs c jobs of
+				// 1 ms first, give or take a turn's jobs (its weight) and
+				// one for the two workers that end at the same instant,
+				// then the two share by weight.
+				credit := int(tc.window/time.Millisecond) * tc.weight
+				starts := log.since(mark)
+				ahead := 0
+				for ahead < len(starts) && starts[ahead] == "late" {
+					ahead++
+				}
+				assert.InDelta(t, credit, ahead, float64(tc.weight+1), "the late tenant ran %d jobs before the busy one's next", ahead)
+				rest := starts[ahead:200]
+				lateRest := 0
+				for _, s := range rest {
+					if s == "late" {
+						lateRest++
+					}
+				}
+				due := float64(tc.weight) / float64(tc.weight+1)
+				assert.InDelta(t, due, float64(lateRest)/float64(len(rest)), 0.05, "after its credit, the late tenant ran %d of %d", lateRest, len(rest))
+				require.NoError(t, idle.Wait())
+				waitFeeds(t, p, busy, late)
+			})
+		})
+	}
+}
+
+// The bank holds the credit of every quiet share together: a backlogged
+// tenant of weight 20 beside 20 bursty tenants of weight 1, each of which
+// comes back credited after a quiet spell, keeps at least 0.9 of its
+// weighted half of the run time over a span of 100 windows.
+func TestManyBurstyTenantsCannotStarveABackloggedOne(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const (
+			workers = 4
+			window  = time.Millisecond
+			job     = 100 * time.Microsecond
+		)
+		p := crew.NewGroup(workers, crew.WithFairShare(), crew.WithFairWindow(window), crew.WithQueueSize(10_000))
+		var log startLog
+		heavy := startFeed(p, "heavy", 5000, job, &log, crew.WithTenant("heavy"), crew.WithWeight(20))
+		stop := make(chan struct{})
+		var bursty sync.WaitGroup
+		var burstRun atomic.Int64 // the run time of the bursty tenants' jobs, ns
+		for i := range 20 {
+			bursty.Go(func() {
+				tenant := crew.WithTenant(fmt.Sprint("bursty", i))
+				for {
+					// Quiet for a moment, long enough to be forgotten, and
+					// so owed a whole window, then a burst of that much:
+					// with no bound on the credit of all of them together,
+					// the bursts would run on credit alone, ahead of the
+					// heavy tenant.
+					select {
+					case <-stop:
+						return
+					case <-time.After(time.Millisecond + time.Duration(i)*time.Microsecond):
+					}
+					b, bctx := p.NewBatch(context.Background(), tenant)
+					for range int(window / job) {
+						assert.NoError(t, b.Submit(bctx, func(context.Context) error {
+							time.Sleep(job)
+							burstRun.Add(int64(job))
+							return nil
+						}))
+					}
+					assert.NoError(t, b.Wait())
+				}
+			})
+		}
+		time.Sleep(20 * time.Millisecond) // past the first bursts' start
+		// 100 windows of run time: 100 times what a bursty tenant may be
+		// credited at once.
+		const span = 100 * window / workers
+		h0, b0 := heavy.runTime(), time.Duration(burstRun.Load())
+		time.Sleep(span)
+		h, b := heavy.runTime()-h0, time.Duration(burstRun.Load())-b0
+		close(stop)
+		bursty.Wait()
+		got := float64(h) / float64(h+b)
+		assert.GreaterOrEqual(t, got, 0.9*0.5, "the heavy tenant ran %v, the bursty ones %v", h, b)
+		t.Logf("the heavy tenant ran %v, the bursty ones %v: %.3f", h, b, got)
+		waitFeeds(t, p, heavy)
+	})
+}
+
+// While the pool is full, a quiet tenant's Submits are let in ahead of a
+// backlogged tenant's blocked ones, within the same bound: its request
+// runs on the workers freed next. With no window they take turns.
+func TestAQuietTenantsBlockedSubmitsAreLetInFirst(t *testing.T) {
+	for _, window := range []time.Duration{-1, 0} {
+		name := map[bool]string{true: "the default window: let in first", false: "no window: in turn"}[window < 0]
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				// The default bound: 2 workers hold 6 jobs.
+				opts := []crew.Option{crew.WithFairShare()}
+				if window >= 0 {
+					opts = append(opts, crew.WithFairWindow(window))
+				}
+				p := crew.NewGroup(2, opts...)
+				var log startLog
+				ctx := context.Background()
+				noisy, nctx := p.NewBatch(ctx, crew.WithTenant("noisy"))
+				var submitters sync.WaitGroup
+				for range 4 {
+					submitters.Go(func() {
+						for range 50 {
+							assert.NoError(t, noisy.Submit(nctx, func(context.Context) error {
+								log.add("noisy")
+								time.Sleep(time.Millisecond)
+								return nil
+							}))
+						}
+					})
+				}
+				time.Sleep(10*time.Millisecond + time.Microsecond)
+				synctest.Wait() // the pool is full, and the noisy tenant's 4 Submits block
+				require.Equal(t, 4, crew.PoolBlocked(p))
+				mark := log.len()
+				// The quiet request's 8 Submits, from a goroutine each, so
+				// that all of them block at once: two workers that free at
+				// the same instant then both let one in.
+				quiet, qctx := p.NewBatch(ctx, crew.WithTenant("quiet"))
+				var each sync.WaitGroup
+				for range 8 {
+					each.Go(func() {
+						assert.NoError(t, quiet.Submit(qctx, func(context.Context) error {
+							log.add("quiet")
+							time.Sleep(time.Millisecond)
+							return nil
+						}))
+					})
+				}
+				// The quiet request's 8 Submits block too, on the full
+				// pool; from now on, as the quiet tenant holds credit,
+				// the pool keeps room for it (see the next starts).
+				synctest.Wait()
+				assert.Equal(t, 6, crew.PoolHeld(p), "the bound holds")
+				assert.Equal(t, 12, crew.PoolBlocked(p))
+				each.Wait()
+				require.NoError(t, quiet.Wait())
+				starts := log.since(mark)
+				first, last := -1, 0
+				for i, s := range starts {
+					if s == "quiet" {
+						if first < 0 {
+							first = i
+						}
+						last = i
+					}
+				}
+				between := last - first + 1 - 8
+				if window < 0 {
+					assert.Zero(t, first, "the quiet request's first job started after %d others: %v", first, starts)
+					assert.Zero(t, between, "the noisy tenant's jobs started among the quiet request's: %v", starts)
+				} else {
+					assert.GreaterOrEqual(t, between, 6, "with no window the two take turns: %v", starts)
+				}
+				submitters.Wait()
+				require.NoError(t, noisy.Wait())
+				require.NoError(t, p.Wait())
+			})
+		})
+	}
+}
+
+// Credit does not let new requests starve an old one: while the pool is
+// full and requests, each a batch of its own and so credited as new, keep
+// coming from 16 clients, a big request's later Submits still get their
+// turns, about one in 17 with the clients', as with no window.
+func TestARequestsLaterSubmitsAreNotStarvedByNewRequests(t *testing.T) {
+	for _, window := range []time.Duration{-1, 0} {
+		t.Run(fmt.Sprintf("window %v", window), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				opts := []crew.Option{crew.WithFairShare()} // the default bound: 2 workers hold 6 jobs
+				if window >= 0 {
+					opts = append(opts, crew.WithFairWindow(window))
+				}
+				p := crew.NewGroup(2, opts...)
+				var log startLog
+				var bigStarted atomic.Int64
+				stop := make(chan struct{})
+				var clients sync.WaitGroup
+				for c := range 16 {
+					clients.Go(func() {
+						for {
+							select {
+							case <-stop:
+								return
+							default:
+							}
+							quietRequest(t, p, &log, "client", 4, time.Millisecond+time.Duration(c)*time.Microsecond)
+						}
+					})
+				}
+				time.Sleep(10 * time.Millisecond)
+				big, bctx := p.NewBatch(context.Background())
+				done := make(chan struct{})
+				go func() {
+					defer close(done)
+					for {
+						err := big.Submit(bctx, func(context.Context) error {
+							bigStarted.Add(1)
+							time.Sleep(time.Millisecond)
+							return nil
+						})
+						if err != nil {
+							return // the batch was closed
+						}
+					}
+				}()
+				time.Sleep(200 * time.Millisecond) // 400 jobs' run time
+				close(stop)
+				clients.Wait()
+				started := bigStarted.Load()
+				assert.NoError(t, big.Wait()) // closes the batch: its blocked Submit returns
+				<-done
+				require.NoError(t, p.Wait())
+				// 400 starts in 200 ms, one in 17 of the turns: about 23.
+				assert.GreaterOrEqual(t, started, int64(12), "the big request's jobs started %d times in 200 ms", started)
+				t.Logf("the big request's jobs started %d times in 200 ms", started)
+			})
+		})
+	}
+}
+
+// A tenant that sends requests back to back is remembered between them,
+// and so is not taken for a quiet one: its next request takes its turns
+// with a backlogged tenant rather than run ahead of it. A tenant is
+// forgotten once it is owed a whole window.
+func TestATenantSendingRequestsBackToBackIsNotCredited(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := crew.NewGroup(2, crew.WithFairShare(), crew.WithFairWindow(10*time.Millisecond), crew.WithQueueSize(1000))
+		var log startLog
+		other := startFeed(p, "other", 400, time.Millisecond, &log, crew.WithTenant("other"))
+		time.Sleep(20*time.Millisecond + time.Microsecond)
+		var marks []int
+		for range 3 {
+			marks = append(marks, log.len())
+			quietRequest(t, p, &log, "busy", 20, time.Millisecond, crew.WithTenant("busy"))
+		}
+		assert.Equal(t, 1, crew.PoolRestingTenants(p), "the busy tenant rests between its requests")
+		// Its first request is credited 10 ms, and runs 10 jobs in a row
+		// ahead of the other tenant; the next ones take turns with it,
+		// give or take a tie.
+		for i, m := range marks {
+			starts := log.since(m)[:24]
+			ahead, run := 0, 0
+			for _, s := range starts {
+				if s == "busy" {
+					run++
+					ahead = max(ahead, run)
+				} else {
+					run = 0
+				}
+			}
+			if i == 0 {
+				assert.InDelta(t, 11, ahead, 2, "the first request ran %d jobs in a row: %v", ahead, starts)
+			} else {
+				assert.LessOrEqual(t, ahead, 3, "request %d ran %d jobs in a row: %v", i+1, ahead, starts)
+			}
+		}
+		// Resting while the other tenant runs, the busy one is owed a
+		// whole window after 10 ms of the other's run time per unit of
+		// weight, 5 ms on 2 workers, and is forgotten then.
+		time.Sleep(6 * time.Millisecond)
+		synctest.Wait()
+		assert.Zero(t, crew.PoolRestingTenants(p), "a tenant owed a whole window is forgotten")
+		waitFeeds(t, p, other)
+	})
+}
