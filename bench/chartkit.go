@@ -54,16 +54,7 @@ func (d dotChart) save(file string) error {
 			p.X.Scale = plot.LogScale{}
 			p.X.Tick.Marker = oneTwoFive
 		}
-		ticks := make([]plot.Tick, n)
-		for i, name := range d.names {
-			ticks[i] = plot.Tick{Value: rowY(i), Label: name}
-			if pi > 0 {
-				ticks[i].Label = ""
-			}
-		}
-		p.Y.Tick.Marker = plot.ConstantTicks(ticks)
-		p.Y.Tick.Length, p.Y.Width = 0, 0
-		p.Y.Tick.Label.Font.Size = vg.Points(10)
+		rowTicks(p, d.names, pi == 0)
 		grid := plotter.NewGrid()
 		grid.Vertical.Color = color.Gray{Y: 225}
 		grid.Horizontal.Color = color.Gray{Y: 235}
@@ -109,20 +100,23 @@ func (d dotChart) save(file string) error {
 			side.XYs = append(side.XYs, plotter.XY{X: v, Y: y})
 			side.Labels = append(side.Labels, d.label(v))
 		}
-		p.Add(figures{right, draw.XLeft, vg.Points(8)}, figures{left, draw.XRight, -vg.Points(8)})
+		p.Add(figures{XYLabels: right, align: draw.XLeft, offset: vg.Points(8)},
+			figures{XYLabels: left, align: draw.XRight, offset: -vg.Points(8)})
 		plots[pi] = p
 	}
 	height := vg.Points(float64(86 + 24*n))
-	return saveTiled(file, d.title, d.xLabel, d.width, height, plots)
+	return saveTiled(file, d.title, d.xLabel, d.width, height, plots, nil)
 }
 
-// figures writes labels beside their points, offset sideways. Unlike
-// plotter.Labels it has no glyph boxes: those would pad each panel's data
-// area by its own amount, and the panels' scales would differ.
+// figures writes labels beside their points, offset sideways and raised
+// by rise. Unlike plotter.Labels it has no glyph boxes: those would pad
+// each panel's data area by its own amount, and the panels' scales would
+// differ.
 type figures struct {
 	plotter.XYLabels
 	align  draw.XAlignment
 	offset vg.Length
+	rise   vg.Length
 }
 
 func (f figures) Plot(c draw.Canvas, p *plot.Plot) {
@@ -130,7 +124,7 @@ func (f figures) Plot(c draw.Canvas, p *plot.Plot) {
 		XAlign: f.align, YAlign: draw.YCenter}
 	x, y := p.Transforms(&c)
 	for i, label := range f.Labels {
-		c.FillText(sty, vg.Point{X: x(f.XYs[i].X) + f.offset, Y: y(f.XYs[i].Y) + vg.Points(1)}, label)
+		c.FillText(sty, vg.Point{X: x(f.XYs[i].X) + f.offset, Y: y(f.XYs[i].Y) + f.rise + vg.Points(1)}, label)
 	}
 }
 
@@ -188,14 +182,21 @@ func (d dotChart) valueRange() (lo, hi float64) {
 }
 
 // saveTiled draws plots side by side, their data areas aligned and of one
-// size, under a title and over a caption for their value axes, into a PNG.
+// size, under a title and, if legend is not nil, a legend at the right, and
+// over a caption for their value axes, into a PNG.
 // The caption is not the axes' label: gonum centres that at the midpoint of
 // the axis' values, which on a logarithmic axis is far right, and pads the
 // data area to fit it there, by an amount that differs from panel to panel.
-func saveTiled(file, title, caption string, w, h vg.Length, plots []*plot.Plot) error {
+func saveTiled(file, title, caption string, w, h vg.Length, plots []*plot.Plot, legend *plot.Legend) error {
 	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(144))
 	dc := draw.New(img)
 	body := titled(dc, title)
+	if legend != nil {
+		legend.Top, legend.Left = true, false
+		lh := legend.Rectangle(body).Size().Y
+		legend.Draw(draw.Crop(body, 0, -vg.Points(12), 0, 0))
+		body = draw.Crop(body, 0, 0, 0, -lh-vg.Points(6))
+	}
 	sty := text.Style{Color: color.Black, Font: font.From(plot.DefaultFont, 11), Handler: plot.DefaultTextHandler,
 		XAlign: draw.XCenter, YAlign: draw.YBottom}
 	body.FillText(sty, vg.Point{X: body.Center().X, Y: body.Min.Y + vg.Points(4)}, caption)
@@ -290,4 +291,20 @@ func (linearTicks) Ticks(lo, hi float64) []plot.Tick {
 		ts = append(ts, plot.Tick{Value: v, Label: strconv.FormatFloat(v, 'f', decimals, 64)})
 	}
 	return ts
+}
+
+// rowTicks labels p's rows with names, the first at the top, on the
+// leftmost panel only (first), and hides the y axis' line and ticks.
+func rowTicks(p *plot.Plot, names []string, first bool) {
+	n := len(names)
+	ticks := make([]plot.Tick, n)
+	for i, name := range names {
+		ticks[i] = plot.Tick{Value: float64(n - 1 - i)}
+		if first {
+			ticks[i].Label = name
+		}
+	}
+	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
+	p.Y.Tick.Length, p.Y.Width = 0, 0
+	p.Y.Tick.Label.Font.Size = vg.Points(10)
 }

@@ -8,10 +8,12 @@
 // 8, 64 and 1,024 workers and with 1 and 8 submitters, crew's pool against
 // the floor (a minimal single-lock pool with crew's guarantees), the
 // hand-written pool over a channel as large as the pool, errgroup and
-// conc. Its tenants scenario runs small requests on one pool beside a noisy
-// client's 2,000-job requests, first come, first served against
-// WithFairShare, and checks WithWeight's shares and what fair sharing costs
-// per job. It prints a markdown report on standard output and writes it, with
+// conc. Its tenants scenario runs 8 small clients with think time on one
+// pool, alone and beside a noisy client's 2,000-job requests, first come,
+// first served against WithFairShare, on the default bound and on a
+// backlog that holds a noisy request, with jobs that sleep and jobs that
+// spin, and checks WithWeight's shares and what fair sharing costs per
+// job. It prints a markdown report on standard output and writes it, with
 // PNG charts, to a directory: bench/out/ by default, which git ignores, so
 // that a run leaves the checkout clean. It says on standard error where it
 // wrote them.
@@ -20,8 +22,9 @@
 //
 //	go -C bench run .
 //
-// (about fifteen minutes on two cores, three of them the scaling scenario's;
-// -scenarios picks some), or with -quick for a smoke run of about a minute.
+// (about fifteen minutes on two cores, three of them the scaling
+// scenario's and under three the tenants scenario's; -scenarios picks
+// some), or with -quick for a smoke run of about a minute.
 // A progress line per scenario and contender goes to standard error.
 //
 // A relative -out is taken from the directory the command was run in, not
@@ -58,8 +61,9 @@ type config struct {
 	mailboxMsgs, actors, depth int
 	batchRequests              int
 	scalingJobs                int
-	tenantRequests             int
-	weightsTime                time.Duration
+	tenantRuns, tenantRequests int
+	tenantTime, weightsTime    time.Duration
+	fairCostRuns               int
 	out                        string
 }
 
@@ -71,11 +75,13 @@ func parseFlags() config {
 	flag.BoolVar(&c.quick, "quick", false, "a smoke run of about a minute: fewer jobs and runs")
 	flag.IntVar(&c.workers, "workers", 8, "workers per pool (overhead, streaming, keyed, batches and tenants scenarios)")
 	flag.IntVar(&c.burstWorkers, "burst-workers", 16, "workers per pool in the burst scenario")
-	flag.IntVar(&c.runs, "runs", 5, "runs per measurement in the overhead, burst, mailbox and scaling scenarios and of the tenants scenario's cost per job; the median is reported")
+	flag.IntVar(&c.runs, "runs", 5, "runs per measurement in the overhead, burst, mailbox and scaling scenarios (at most 3 with -quick) and of the tenants scenario's cost per job (1 with -quick); the median is reported")
 	flag.IntVar(&c.streamJobs, "stream-jobs", 4000, "jobs per contender, load and run in the streaming scenario, and per placement in the keyed one (their duration)")
 	flag.IntVar(&c.scalingJobs, "scaling-jobs", 1_000_000, "no-op jobs per contender, setting and run in the scaling scenario (at most 50000 with -quick)")
-	flag.IntVar(&c.streamRuns, "stream-runs", 3, "seeded runs per load in the streaming scenario, and of the keyed, batches and tenants scenarios; the median of each figure is reported")
-	flag.IntVar(&c.tenantRequests, "tenant-requests", 10_000, "small requests per contender, setting and run in the tenants scenario (at most 3000 with -quick)")
+	flag.IntVar(&c.streamRuns, "stream-runs", 3, "seeded runs per load in the streaming scenario, and of the keyed and batches scenarios; the median of each figure is reported")
+	flag.IntVar(&c.tenantRuns, "tenant-runs", 5, "seeded runs of the tenants scenario's tables, each running every contender in every setting (at most 1 with -quick); the median of each figure is reported")
+	flag.DurationVar(&c.tenantTime, "tenant-time", time.Second, "how long the small clients run per contender, job kind, setting and run in the tenants scenario's main tables (at most 300ms with -quick)")
+	flag.IntVar(&c.tenantRequests, "tenant-requests", 4000, "small requests per contender, setting and run in the tenants scenario's table of 63 clients without think time (at most 1000 with -quick)")
 	flag.DurationVar(&c.weightsTime, "weights-time", 2*time.Second, "how long the tenants scenario's weights check measures (at most 500ms with -quick)")
 	flag.StringVar(&c.out, "out", "", "directory for report.md and the charts (default bench/out/, which git ignores); "+
 		"a relative path is taken from the directory the command was run in ($PWD), so from the repository root "+
@@ -91,12 +97,12 @@ func parseFlags() config {
 		}
 		c.scenarios[s] = true
 	}
-	if c.workers < 1 || c.burstWorkers < 1 || c.runs < 1 || c.streamJobs < 1 || c.streamRuns < 1 || c.scalingJobs < 1 || c.tenantRequests < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -workers, -burst-workers, -runs, -stream-jobs, -stream-runs, -scaling-jobs and -tenant-requests must be at least 1")
+	if c.workers < 1 || c.burstWorkers < 1 || c.runs < 1 || c.streamJobs < 1 || c.streamRuns < 1 || c.scalingJobs < 1 || c.tenantRuns < 1 || c.tenantRequests < 1 {
+		fmt.Fprintln(os.Stderr, "bench: -workers, -burst-workers, -runs, -stream-jobs, -stream-runs, -scaling-jobs, -tenant-runs and -tenant-requests must be at least 1")
 		os.Exit(2)
 	}
-	if c.weightsTime <= 0 {
-		fmt.Fprintln(os.Stderr, "bench: -weights-time must be more than 0")
+	if c.tenantTime <= 0 || c.weightsTime <= 0 {
+		fmt.Fprintln(os.Stderr, "bench: -tenant-time and -weights-time must be more than 0")
 		os.Exit(2)
 	}
 	for _, l := range strings.Split(*loads, ",") {
@@ -110,13 +116,17 @@ func parseFlags() config {
 	c.overheadJobs, c.burstJobs = 1_000_000, 2000
 	c.mailboxMsgs, c.actors, c.depth = 1_000_000, 10_000, 1_000_000
 	c.batchRequests = 10_000
+	c.fairCostRuns = c.runs
 	if c.quick {
 		c.overheadJobs, c.burstJobs, c.mailboxMsgs, c.depth = 100_000, 400, 100_000, 100_000
 		c.batchRequests = 1000
 		c.runs = min(c.runs, 3)
 		c.streamJobs = min(c.streamJobs, 300)
 		c.scalingJobs = min(c.scalingJobs, 50_000)
-		c.tenantRequests = min(c.tenantRequests, 3000)
+		c.tenantRuns = 1
+		c.tenantTime = min(c.tenantTime, 300*time.Millisecond)
+		c.tenantRequests = min(c.tenantRequests, 1000)
+		c.fairCostRuns = 1
 		c.weightsTime = min(c.weightsTime, 500*time.Millisecond)
 	}
 	cwd, err := os.Getwd()
@@ -233,14 +243,16 @@ func main() {
 	}
 	if c.scenarios["tenants"] {
 		progress := step("tenants:")
-		r.tenants, r.tenantsSpinRate = tenants(c.workers, c.tenantRequests, c.streamRuns, progress)
-		r.tenantsRequests, r.tenantsWorkers, r.tenantsRuns = c.tenantRequests, c.workers, c.streamRuns
+		r.tenants, r.tenantsSpinRate, r.tenantsSlept = tenants(c.workers, c.tenantRuns, c.tenantTime, progress)
+		r.tenantsWorkers, r.tenantsRuns, r.tenantsTime = c.workers, c.tenantRuns, c.tenantTime
+		r.tenantsCrowd = crowd(c.workers, c.tenantRequests, c.tenantRuns, r.tenantsSpinRate, progress)
+		r.crowdRequests = c.tenantRequests
 		progress(fmt.Sprintf("weights %d and %d for %v", weightsLight, weightsHeavy, c.weightsTime))
 		jobSpin := int(r.tenantsSpinRate * float64(weightsJob) / float64(time.Microsecond))
 		w := weightsCheck(c.workers, []int{weightsLight, weightsHeavy}, c.weightsTime, jobSpin)
 		r.weights = &w
 		progress("cost per job, first come first served and WithFairShare")
-		r.fairCost, r.fairCostRuns = measureFairCost(c.workers, c.runs), c.runs
+		r.fairCost, r.fairCostRuns = measureFairCost(c.workers, c.fairCostRuns), c.fairCostRuns
 	}
 	r.took = time.Since(began)
 

@@ -44,12 +44,16 @@ type report struct {
 	scaling                  []scalingResult
 	scalingJobs, scalingRuns int
 
-	tenants                                      []tenantsResult
-	tenantsSpinRate                              float64 // rounds of spin per microsecond
-	tenantsRequests, tenantsWorkers, tenantsRuns int
-	weights                                      *weightsResult
-	fairCost                                     fairCost
-	fairCostRuns                                 int
+	tenants                     []tenantsResult // the main tables, by kind of job, then contender
+	tenantsCrowd                []tenantsResult // 63 clients without think time
+	tenantsSpinRate             float64         // rounds of spin per microsecond
+	tenantsSlept                time.Duration   // how long the sleeping jobs' time.Sleep took
+	tenantsWorkers, tenantsRuns int
+	tenantsTime                 time.Duration // how long the small clients ran per measurement of the main tables
+	crowdRequests               int
+	weights                     *weightsResult
+	fairCost                    fairCost
+	fairCostRuns                int
 }
 
 func (r *report) markdown() string {
@@ -154,7 +158,7 @@ func (r *report) markdown() string {
 	if len(r.scaling) > 0 {
 		r.scalingMarkdown(p)
 	}
-	if len(r.tenants) > 0 || r.weights != nil || r.fairCost.fifoNs > 0 {
+	if len(r.tenants) > 0 || len(r.tenantsCrowd) > 0 || r.weights != nil || r.fairCost.fifoNs > 0 {
 		r.tenantsMarkdown(p)
 	}
 	if t := r.targets(); len(t) > 0 {

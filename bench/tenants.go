@@ -1,13 +1,12 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 
 	"github.com/alitto/pond/v2"
@@ -15,60 +14,123 @@ import (
 	"github.com/crewlib/crew"
 )
 
-// The tenants scenario: the batches scenario's small requests from
-// tenantsSmallClients clients, beside one noisy client sending requests of
-// tenantsNoisyJobs such jobs one after another, on one pool first come,
-// first served, and WithFairShare; errgroup per request and pond's groups
-// beside. And two checks of WithFairShare alone: that weights 1 and 3 get
-// a quarter and three quarters of the run time, and what fair sharing
+// The tenants scenario: tenantsClients small clients, each sending a
+// request of tenantsMinJobs to tenantsMaxJobs jobs, waiting for it, then
+// thinking for tenantsThink, first alone, then beside one noisy client
+// sending requests of tenantsNoisyJobs jobs one after another, as tenant
+// tenantsNoisyTenant. The jobs are of each of tenantsJobs' kinds in turn.
+// The pool runs first come, first served and WithFairShare, each on the
+// default bound and on a backlog that holds a whole noisy request;
+// errgroup per request and pond's groups run beside. The crowd table
+// (tenants_crowd.go) keeps the scenario's earlier form, and
+// tenants_checks.go checks WithWeight's shares and what fair sharing
 // costs per job.
 const (
-	tenantsSmallClients = batchClients - 1 // and the noisy client: 64 in all
-	tenantsNoisyJobs    = 2000
-	tenantsNoisyTenant  = "noisy"
-	// tenantsNoisyDraws is how many noisy requests each run draws; the
-	// noisy client sends them in turn, for as long as the small clients
-	// run.
-	tenantsNoisyDraws = 4
-
-	// The weights check: two tenants of these weights, each with
-	// weightsBatches batches and weightsSubmitters goroutines submitting
-	// weightsJob spins to them, so that each always has a Submit blocked
-	// on the full pool. It takes that many: where the pool has more
-	// workers than the machine has CPUs, the spinning workers keep a
-	// submitter whose Submit returned off the CPU for a scheduler time
-	// slice or more, and with 4 or 16 submitters a tenant was often left
-	// with none blocked, and so with no share to be served.
-	weightsLight, weightsHeavy = 1, 3
-	weightsBatches             = 4
-	weightsSubmitters          = 64
-	weightsJob                 = time.Millisecond
+	tenantsClients     = 8
+	tenantsMinJobs     = 8
+	tenantsMaxJobs     = 16
+	tenantsThink       = 20 * time.Millisecond
+	tenantsNoisyJobs   = 2000
+	tenantsNoisyTenant = "noisy"
 )
 
+// A tenantsJob is a kind of job of the tenants scenario's main tables:
+// every job of a run sleeps for d, or spins a CPU loop for d.
+type tenantsJob struct {
+	name  string // as the report's headings write it
+	d     time.Duration
+	spins bool
+}
+
+// tenantsJobs are the kinds of job the main tables measure, a table each:
+// jobs that wait (on a disk, a database, another service), which leave
+// the CPUs free, and jobs that compute, which with more workers than CPUs
+// also wait for a CPU.
+var tenantsJobs = []tenantsJob{
+	{"jobs that sleep 0.5 ms", 500 * time.Microsecond, false},
+	{"jobs that spin 200 µs", 200 * time.Microsecond, true},
+}
+
+// arg returns the argument a job of kind j is called with, at perMicro
+// rounds of spin per µs: the rounds to spin, or the nanoseconds to sleep.
+func (j tenantsJob) arg(perMicro float64) int {
+	if j.spins {
+		return int(perMicro * float64(j.d) / float64(time.Microsecond))
+	}
+	return int(j.d)
+}
+
+// run returns the job of kind j, called with arg's value.
+func (j tenantsJob) run() func(n int) {
+	if j.spins {
+		return spin
+	}
+	return func(n int) { time.Sleep(time.Duration(n)) }
+}
+
+// The names of the crew contenders on the default bound; tenantsRoomy
+// names them on the backlog that holds a noisy request.
 const (
 	tenantsFCFSName = "crew NewBatch, one pool, first come first served"
 	tenantsFairName = "crew NewBatch, one pool, WithFairShare"
 )
 
-// tenantContenders returns the contenders of the tenants scenario, in
-// report order: crew first come, first served, and WithFairShare, where
-// the noisy client's batches are WithTenant(tenantsNoisyTenant) and each
-// small request is a share of its own; errgroup per request with
-// SetLimit(batchLimit), which has no limit across requests; pond's groups
-// on one pool.
-func tenantContenders() []batchContender {
+// tenantsBacklog returns the queue size (WithQueueSize) of a pool of
+// workers workers whose backlog holds a whole noisy request:
+// tenantsNoisyJobs rounded up to a multiple of workers, per worker.
+func tenantsBacklog(workers int) int {
+	return (tenantsNoisyJobs + workers - 1) / workers
+}
+
+// tenantsRoomy returns the name of contender name on the pool whose
+// backlog holds a whole noisy request, with workers workers.
+func tenantsRoomy(name string, workers int) string {
+	return fmt.Sprintf("%s, WithQueueSize(%d)", name, tenantsBacklog(workers))
+}
+
+// tenantContenders returns the contenders of the tenants scenario's main
+// tables, in report order, for pools of workers workers: crew first come,
+// first served and WithFairShare, on the default bound, then on a backlog
+// that holds a whole noisy request (tenantsBacklog); errgroup per request
+// with SetLimit(batchLimit), which has no limit across requests; pond's
+// groups on one pool, whose queue has no bound. The fair pools put each
+// request in its tenant's share (crewBatcher).
+func tenantContenders(workers int) []batchContender {
+	backlog := crew.WithQueueSize(tenantsBacklog(workers))
 	return []batchContender{
-		{tenantsFCFSName, func(w int) batcher { return crewBatcher{p: crew.NewGroup(w)} }},
-		{tenantsFairName, func(w int) batcher { return crewBatcher{p: crew.NewGroup(w, crew.WithFairShare()), fair: true} }},
+		{tenantsFCFSName, crewStart(false)},
+		{tenantsFairName, crewStart(true)},
+		{tenantsRoomy(tenantsFCFSName, workers), crewStart(false, backlog)},
+		{tenantsRoomy(tenantsFairName, workers), crewStart(true, backlog)},
 		{batchErrgroupName, func(int) batcher { return errgroupBatcher{} }},
 		{batchPondName, func(w int) batcher { return pondBatcher{pond.NewPool(w)} }},
 	}
 }
 
+// crowdContenders returns the contenders of the crowd table, in report
+// order: tenantContenders' but for those on the roomy backlog.
+func crowdContenders() []batchContender {
+	return []batchContender{
+		{tenantsFCFSName, crewStart(false)},
+		{tenantsFairName, crewStart(true)},
+		{batchErrgroupName, func(int) batcher { return errgroupBatcher{} }},
+		{batchPondName, func(w int) batcher { return pondBatcher{pond.NewPool(w)} }},
+	}
+}
+
+// crewStart returns a contender's start: a crewBatcher on a pool made with
+// opts, and WithFairShare if fair.
+func crewStart(fair bool, opts ...crew.Option) func(workers int) batcher {
+	if fair {
+		opts = append(opts, crew.WithFairShare())
+	}
+	return func(w int) batcher { return crewBatcher{p: crew.NewGroup(w, opts...), fair: fair} }
+}
+
 // tenantsResult is one contender's figures without the noisy client and
-// with it.
+// with it, for one kind of job (empty in the crowd table).
 type tenantsResult struct {
-	name         string
+	name, job    string
 	alone, noisy tenantsFigures
 }
 
@@ -78,6 +140,7 @@ type tenantsFigures struct {
 	p50, p99      time.Duration // the small requests' latency
 	noisyJobsPerS float64       // the noisy client's jobs ended while the small clients ran, per second; 0 alone
 	jobsPerS      float64       // every job ended while the small clients ran, per second
+	requests      int           // the small requests measured
 }
 
 // tenantsRun is what one run of one contender measured.
@@ -87,241 +150,180 @@ type tenantsRun struct {
 	smallJobs, noisy int64 // the small requests' jobs, and the noisy client's that ended within elapsed
 }
 
-// tenants runs the small requests of each run through each contender
-// with workers workers, first alone, then beside the noisy client, runs
-// times, each run with its own seeded requests, the same for every
+// tenantsSamples gathers one contender's figures in one setting, a value
+// per run.
+type tenantsSamples struct {
+	p50, p99, noisyJobsPerS, jobsPerS, requests []float64
+}
+
+// add records what one run measured.
+func (s *tenantsSamples) add(x tenantsRun) {
+	secs := x.elapsed.Seconds()
+	s.p50 = append(s.p50, quantile(x.lat, 0.50))
+	s.p99 = append(s.p99, quantile(x.lat, 0.99))
+	s.noisyJobsPerS = append(s.noisyJobsPerS, float64(x.noisy)/secs)
+	s.jobsPerS = append(s.jobsPerS, float64(x.smallJobs+x.noisy)/secs)
+	s.requests = append(s.requests, float64(len(x.lat)))
+}
+
+// figures returns the median of each figure over the runs.
+func (s *tenantsSamples) figures() tenantsFigures {
+	return tenantsFigures{time.Duration(median(s.p50)), time.Duration(median(s.p99)),
+		median(s.noisyJobsPerS), median(s.jobsPerS), int(median(s.requests))}
+}
+
+// tenants runs the main tables: for each kind of job of tenantsJobs, the
+// small clients through each contender with workers workers for d, first
+// alone, then beside the noisy client. It does so runs times, each run
+// with its own seeds for the clients' requests, the same for every
 // contender within the run, the contenders one after another within each
-// setting of each run, and reports the median of each figure over the
-// runs. It returns the results and the measured spin rate.
-func tenants(workers, requests, runs int, progress func(string)) ([]tenantsResult, float64) {
-	cs := tenantContenders()
+// kind and setting of each run, and reports the median of each figure
+// over the runs. It returns the results, by kind then contender, the
+// measured spin rate, and how long the sleeping jobs' time.Sleep took.
+func tenants(workers, runs int, d time.Duration, progress func(string)) ([]tenantsResult, float64, time.Duration) {
+	cs := tenantContenders(workers)
 	runtime.GC()
 	perMicro := spinsPerMicrosecond()
-	// samples[setting][contender][figure] over the runs; setting 0 is
-	// alone, 1 with the noisy client; figures as in tenantsFigures.
-	var samples [2][][4][]float64
-	for i := range samples {
-		samples[i] = make([][4][]float64, len(cs))
+	slept := measureSleep(tenantsJobs[0].d)
+	// samples[kind][setting][contender]; setting 0 is alone, 1 with the
+	// noisy client.
+	samples := make([][2][]tenantsSamples, len(tenantsJobs))
+	for k := range samples {
+		for s := range samples[k] {
+			samples[k][s] = make([]tenantsSamples, len(cs))
+		}
 	}
 	for run := range runs {
-		small, noisy := batchWork(requests, perMicro, run), noisyWork(perMicro, run)
-		for setting, heavy := range [][][]int{nil, noisy} {
-			for i, c := range cs {
-				what := "alone"
-				if heavy != nil {
-					what = "with the noisy client"
+		for k, job := range tenantsJobs {
+			for setting, noisy := range []bool{false, true} {
+				for i, c := range cs {
+					progress(fmt.Sprintf("run %d/%d, %s, %s: %s", run+1, runs, job.name, settingName(noisy), c.name))
+					runtime.GC()
+					samples[k][setting][i].add(runThinking(c.start(workers), job, perMicro, run, d, noisy))
 				}
-				progress(fmt.Sprintf("run %d/%d, %s: %s", run+1, runs, what, c.name))
-				runtime.GC()
-				x := runTenants(c.start(workers), small, heavy)
-				s := &samples[setting][i]
-				secs := x.elapsed.Seconds()
-				s[0] = append(s[0], quantile(x.lat, 0.50))
-				s[1] = append(s[1], quantile(x.lat, 0.99))
-				s[2] = append(s[2], float64(x.noisy)/secs)
-				s[3] = append(s[3], float64(x.smallJobs+x.noisy)/secs)
 			}
 		}
 	}
-	figures := func(s [4][]float64) tenantsFigures {
-		return tenantsFigures{time.Duration(median(s[0])), time.Duration(median(s[1])), median(s[2]), median(s[3])}
-	}
-	out := make([]tenantsResult, len(cs))
-	for i, c := range cs {
-		out[i] = tenantsResult{c.name, figures(samples[0][i]), figures(samples[1][i])}
-	}
-	return out, perMicro
-}
-
-// noisyWork draws the noisy client's requests of one run, with the run's
-// seed: tenantsNoisyDraws requests of tenantsNoisyJobs jobs each, drawn as
-// batchWork draws a small request's jobs.
-func noisyWork(perMicro float64, run int) [][]int {
-	r := rand.New(rand.NewPCG(4000+uint64(run), 0x6e6f697379))
-	work := make([][]int, tenantsNoisyDraws)
-	for i := range work {
-		work[i] = make([]int, tenantsNoisyJobs)
-		for j := range work[i] {
-			work[i][j] = batchJob(r, perMicro)
+	var out []tenantsResult
+	for k, job := range tenantsJobs {
+		for i, c := range cs {
+			out = append(out, tenantsResult{c.name, job.name, samples[k][0][i].figures(), samples[k][1][i].figures()})
 		}
 	}
-	return work
+	return out, perMicro, slept
 }
 
-// runTenants runs the small requests through b from tenantsSmallClients
-// goroutines as runRequests does, and, unless noisy is nil, beside them
-// one more goroutine, the noisy client, that sends the requests of noisy
-// in turn, as tenant tenantsNoisyTenant, until the small clients are done;
-// then it waits for the noisy client's last request and closes b. The
-// noisy jobs counted are those that ended while the small clients ran.
-func runTenants(b batcher, small, noisy [][]int) tenantsRun {
-	var x tenantsRun
-	for _, w := range small {
-		x.smallJobs += int64(len(w))
+// measureSleep returns how long time.Sleep(d) takes on this machine, the
+// median of 50 tries: it sleeps at least d, and a short sleep often takes
+// markedly longer.
+func measureSleep(d time.Duration) time.Duration {
+	took := make([]float64, 50)
+	for i := range took {
+		start := time.Now()
+		time.Sleep(d)
+		took[i] = float64(time.Since(start))
 	}
-	var stop atomic.Bool
-	var ended atomic.Int64
-	noisyJob := func(n int) {
-		spin(n)
-		ended.Add(1)
+	return time.Duration(median(took))
+}
+
+// settingName says "alone" or "with the noisy client".
+func settingName(noisy bool) string {
+	if noisy {
+		return "with the noisy client"
 	}
-	// The noisy client, started first and ended by stop: this function
-	// owns it and waits for it before it closes b.
+	return "alone"
+}
+
+// runThinking runs the tenantsClients small clients through b for about
+// d, and, if noisy, the noisy client beside them, started first, with jobs
+// of kind job; then it stops the noisy client and closes b. Each small
+// client is tenant "client 1", "client 2" and so on; it waits a pause of
+// up to tenantsThink, then sends a request, waits for it and thinks for
+// tenantsThink, and so on, as long as its next request would start within
+// d of the start. The sizes of its requests and its first pause come from
+// the run's seed and the client's number.
+func runThinking(b batcher, job tenantsJob, perMicro float64, run int, d time.Duration, noisy bool) tenantsRun {
+	arg, do := job.arg(perMicro), job.run()
+	var heavy [][]int
+	if noisy {
+		heavy = [][]int{make([]int, tenantsNoisyJobs)}
+		for i := range heavy[0] {
+			heavy[0][i] = arg
+		}
+	}
+	stop := startNoisy(b, heavy, do)
+	lats := make([][]float64, tenantsClients)
+	jobs := make([]int64, tenantsClients)
+	start := time.Now()
+	deadline := start.Add(d)
+	// The small clients, owned by this function: each ends once d has
+	// passed.
 	var wg sync.WaitGroup
-	if noisy != nil {
+	for c := range tenantsClients {
 		wg.Go(func() {
-			for i := 0; !stop.Load(); i++ {
-				b.request(tenantsNoisyTenant, noisy[i%len(noisy)], noisyJob)
+			r := rand.New(rand.NewPCG(5000+uint64(run), uint64(c)))
+			tenant := fmt.Sprint("client ", c+1)
+			work := make([]int, tenantsMaxJobs)
+			for i := range work {
+				work[i] = arg
+			}
+			time.Sleep(time.Duration(r.Int64N(int64(tenantsThink))))
+			for time.Now().Before(deadline) {
+				w := work[:tenantsMinJobs+r.IntN(tenantsMaxJobs-tenantsMinJobs+1)]
+				t := time.Now()
+				b.request(tenant, w, do)
+				lats[c] = append(lats[c], float64(time.Since(t)))
+				jobs[c] += int64(len(w))
+				if time.Until(deadline) < tenantsThink {
+					return
+				}
+				time.Sleep(tenantsThink)
 			}
 		})
 	}
-	x.lat, x.elapsed = runRequests(b, small, tenantsSmallClients)
-	x.noisy = ended.Load()
-	stop.Store(true)
 	wg.Wait()
+	x := tenantsRun{elapsed: time.Since(start), noisy: stop()}
 	b.close()
+	for c := range tenantsClients {
+		x.lat = append(x.lat, lats[c]...)
+		x.smallJobs += jobs[c]
+	}
+	slices.Sort(x.lat)
 	return x
 }
 
-// weightsResult is what the weights check measured: each tenant's run
-// time while both kept the pool saturated.
-type weightsResult struct {
-	weights []int
-	runTime []time.Duration // the sum of BatchStats.RunTime over the tenant's batches
-	took    time.Duration   // the time measured over
-	jobs    []int64         // the tenant's jobs that ended in it
-}
-
-// share returns tenant i's share of the run time, from 0 to 1.
-func (w weightsResult) share(i int) float64 {
-	var sum time.Duration
-	for _, t := range w.runTime {
-		sum += t
+// startNoisy starts the noisy client, unless noisy is nil: a goroutine that
+// sends the requests of noisy in turn through b, as tenant
+// tenantsNoisyTenant, each job calling job with its element of the request.
+// The returned stop ends it: it counts the noisy jobs that ended so far,
+// makes the jobs not yet started return at once, so that the pool drains
+// quickly, and waits for the client's last request to return. The caller
+// must call stop, once, before it closes b.
+func startNoisy(b batcher, noisy [][]int, job func(int)) (stop func() (ended int64)) {
+	if noisy == nil {
+		return func() int64 { return 0 }
 	}
-	return float64(w.runTime[i]) / float64(sum)
-}
-
-// weightsCheck runs the weights check on a pool WithFairShare of workers
-// workers: a tenant per weight of weights, each with weightsBatches
-// batches (WithTenant, WithWeight) and weightsSubmitters goroutines spread
-// over them, submitting jobs that spin jobSpin rounds as fast as the pool
-// takes them. After a tenth of d to settle, it measures each tenant's run time and ended jobs
-// over d, from the batches' Stats, while both are backlogged; then it
-// stops the submitters and waits for the batches and the pool.
-func weightsCheck(workers int, weights []int, d time.Duration, jobSpin int) weightsResult {
-	p := crew.NewGroup(workers, crew.WithFairShare())
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	job := func(context.Context) error {
-		spin(jobSpin)
-		return nil
+	var stopped atomic.Bool
+	var count atomic.Int64
+	noisyJob := func(n int) {
+		if stopped.Load() {
+			return
+		}
+		job(n)
+		count.Add(1)
 	}
-	// The submitters, owned by this function: each ends once stop makes its
-	// blocked (or next) Submit return ctx.Err().
+	// The noisy client, owned by stop, which ends it through stopped and
+	// waits for it.
 	var wg sync.WaitGroup
-	batches := make([][]*crew.Batch[crew.Job], len(weights))
-	for t, w := range weights {
-		for range weightsBatches {
-			b, _ := p.NewBatch(context.Background(), crew.WithTenant(fmt.Sprint("tenant", t)), crew.WithWeight(w))
-			batches[t] = append(batches[t], b)
-			for range weightsSubmitters / weightsBatches {
-				wg.Go(func() {
-					for b.Submit(ctx, job) == nil { // until ctx ends
-					}
-				})
-			}
+	wg.Go(func() {
+		for i := 0; !stopped.Load(); i++ {
+			b.request(tenantsNoisyTenant, noisy[i%len(noisy)], noisyJob)
 		}
+	})
+	return func() int64 {
+		ended := count.Load()
+		stopped.Store(true)
+		wg.Wait()
+		return ended
 	}
-	time.Sleep(d / 10)
-	before, start := tenantStats(batches), time.Now()
-	time.Sleep(d)
-	after, took := tenantStats(batches), time.Since(start)
-	stop()
-	wg.Wait()
-	for _, bs := range batches {
-		for _, b := range bs {
-			if err := b.Wait(); err != nil {
-				panic(err) // cannot happen: no job fails
-			}
-		}
-	}
-	if err := p.Wait(); err != nil {
-		panic(err)
-	}
-	w := weightsResult{weights: weights, took: took}
-	for t := range weights {
-		w.runTime = append(w.runTime, after[t].RunTime-before[t].RunTime)
-		w.jobs = append(w.jobs, after[t].Completed-before[t].Completed)
-	}
-	return w
-}
-
-// tenantStats sums the Stats of each tenant's batches: its run time and
-// its ended jobs.
-func tenantStats(tenants [][]*crew.Batch[crew.Job]) []crew.BatchStats {
-	out := make([]crew.BatchStats, len(tenants))
-	for t, bs := range tenants {
-		for _, b := range bs {
-			s := b.Stats()
-			out[t].RunTime += s.RunTime
-			out[t].Completed += s.Completed
-		}
-	}
-	return out
-}
-
-// fairCost is the cost per no-op job through one batch of a first come,
-// first served pool and of a pool WithFairShare.
-type fairCost struct {
-	fifoNs, fairNs         float64
-	fifoAllocs, fairAllocs float64 // per job, the most over the runs
-}
-
-// measureFairCost measures fairCost with testing.Benchmark, as go test
-// -bench does, on pools of workers workers, the two interleaved run by
-// run; the median of runs.
-func measureFairCost(workers, runs int) fairCost {
-	var ns, allocs [2][]float64
-	for range runs {
-		for i, opts := range [][]crew.Option{nil, {crew.WithFairShare()}} {
-			r := testing.Benchmark(func(b *testing.B) { benchOneBatch(b, workers, opts) })
-			ns[i] = append(ns[i], float64(r.T.Nanoseconds())/float64(r.N))
-			allocs[i] = append(allocs[i], float64(r.MemAllocs)/float64(r.N))
-		}
-	}
-	return fairCost{median(ns[0]), median(ns[1]), maxOf(allocs[0]), maxOf(allocs[1])}
-}
-
-func nopInt(context.Context, int) error { return nil }
-
-// benchOneBatch sends b.N no-op jobs through one batch of a pool of
-// workers workers made with opts; the time and allocations run from the
-// first Submit to the batch's Wait's return.
-func benchOneBatch(b *testing.B, workers int, opts []crew.Option) {
-	ctx := context.Background()
-	p := crew.NewPool(workers, nopInt, opts...)
-	batch, _ := p.NewBatch(ctx)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range b.N {
-		if err := batch.Submit(ctx, i); err != nil {
-			b.Fatal(err)
-		}
-	}
-	if err := batch.Wait(); err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
-	if err := p.Wait(); err != nil {
-		b.Fatal(err)
-	}
-}
-
-// maxOf returns the largest of xs, or 0 if there is none.
-func maxOf(xs []float64) float64 {
-	m := 0.0
-	for _, x := range xs {
-		m = max(m, x)
-	}
-	return m
 }

@@ -11,38 +11,74 @@ import (
 	"github.com/crewlib/crew"
 )
 
-// The tenants scenario's targets: WithFairShare's small-request p99 with
-// the noisy client within tenantsNoisyLimit of its own without it, and
-// under tenantsVsFCFSLimit of first come, first served's with it; each
-// weight's share of the run time within weightsPoints of its due; a fair
-// pool's cost per job within fairCostLimit of a first come, first served
-// pool's.
+// The tenants scenario's targets. For the main tables: WithFairShare's
+// small-request p99 with the noisy client within tenantsNoisyLimit of its
+// own alone, with sleeping jobs, on both pools; with the noisy client,
+// under tenantsRoomyVsFCFS of first come, first served's p99 on the pool
+// whose backlog holds a noisy request and under tenantsBoundVsFCFS on the
+// default bound, with sleeping jobs, and under tenantsSpinVsFCFS on both
+// pools with spinning jobs; the noisy tenant's throughput WithFairShare at
+// least tenantsNoisyShare of its throughput first come, first served on
+// the same pool. Each weight's share of the run time within weightsPoints
+// of its due; a fair pool's cost per job within fairCostLimit of a first
+// come, first served pool's.
 const (
 	tenantsNoisyLimit  = 1.25
-	tenantsVsFCFSLimit = 0.5
+	tenantsRoomyVsFCFS = 0.5
+	tenantsBoundVsFCFS = 0.75
+	tenantsSpinVsFCFS  = 0.5
+	tenantsNoisyShare  = 0.9
 	weightsPoints      = 5
 	fairCostLimit      = 1.15
 )
 
-// tenantsMarkdown writes the tenants scenario's section with p: the small
-// requests' latency and the throughput per contender, then the weights
-// check and the cost per job, each if r has its figures.
+// tenantsMarkdown writes the tenants scenario's section with p: the main
+// tables, a table per kind of job, then the crowd table, the weights check
+// and the cost per job, each if r has its figures.
 func (r *report) tenantsMarkdown(p func(format string, a ...any)) {
 	p("## 10. Tenants: fair shares on one pool\n\n")
 	if len(r.tenants) > 0 {
-		p("%d small requests per run from %d clients, each taking the next request as soon as its last one returned; each request fans out 1 to %d jobs (uniform), each spinning a CPU loop for %v to %v (uniform; %.0f rounds per µs as measured at the start), and waits for them, as in the batches scenario. They run on %d workers alone, then beside a noisy client that sends requests of %d such jobs one after another, as a tenant of its own and without WithLimit, until the small clients are done. "+
-			"%s runs every request as a batch of one pool, whose jobs start in the order they come; the pool holds %d jobs, and its blocked Submits take turns in arrival order, so the noisy client, with one Submit blocked at a time, gets about one turn in %d while every client has one. %s makes each small request a share of its own and the noisy client's batches one share, WithTenant(%q), so that a freed worker goes to the share that has had the least run time, and room in the full pool to the shares with a blocked Submit in turn. "+
-			"%s has no limit across requests: the noisy client's jobs run at most %d at once, beside up to %d×%d small ones; %s queues every request's jobs in one unbounded queue. "+
-			"Latency per small request from its batch's (group's) creation to its Wait's return; throughput over the time the small clients ran, counting the noisy client's jobs that ended in it. %d runs, each with its own seeds, the same for every contender within a run, the contenders one after another within each setting of each run; each figure is the median over the runs.\n\n",
-			r.tenantsRequests, tenantsSmallClients, batchMaxJobs, batchMinSpin, batchMaxSpin, r.tenantsSpinRate, r.tenantsWorkers, tenantsNoisyJobs,
-			tenantsFCFSName, r.tenantsWorkers*(1+crew.DefaultQueueSize), tenantsSmallClients+1, tenantsFairName, tenantsNoisyTenant,
-			batchErrgroupName, batchLimit, tenantsSmallClients, batchLimit, batchPondName, r.tenantsRuns)
+		w := r.tenantsWorkers
+		p("%d small clients, each sending a request, waiting for it, then thinking for %v before the next (a closed loop; each starts after a pause of up to %v, so that they do not start together); each request fans out %d to %d jobs (uniform) and waits for them. They run for %v alone, then for %v beside a noisy client that sends requests of %d jobs one after another, as tenant %q and without WithLimit, for as long as the small clients run. "+
+			"Every job sleeps %v (time.Sleep, which took %v here, the median of 50 measured at the start), as a job that waits on a database or another service does, or spins a CPU loop for %v (a fixed count of rounds, %.0f per µs as measured at the start; with more workers than CPUs, a spinning job waits for a CPU too); a table for each.\n\n",
+			tenantsClients, tenantsThink, tenantsThink, tenantsMinJobs, tenantsMaxJobs, r.tenantsTime, r.tenantsTime, tenantsNoisyJobs, tenantsNoisyTenant,
+			tenantsJobs[0].d, r.tenantsSlept.Round(10*time.Microsecond), tenantsJobs[1].d, r.tenantsSpinRate)
+		p("%s runs every request as a batch of one pool of %d workers, whose jobs start in the order they come; the pool holds %d jobs, so the noisy client's Submits block, and blocked Submits take turns in arrival order. "+
+			"%s is the same on a pool whose backlog holds a whole noisy request (%d jobs in all), as a server that buffers bursts has: the noisy client queues each request at once, and a small request's jobs start after what is left of it. "+
+			"%s and %s are these two pools WithFairShare with its default fair window (%v), each small client a tenant of its own (WithTenant(\"client 1\") and so on) and the noisy client tenant %q: a freed worker, and room in a full pool, go first to a tenant credited for the run time it left unused while it was quiet, then to the share that has had the least run time. "+
+			"%s has no limit across requests: the noisy client's jobs run at most %d at once, beside up to %d×%d small ones; %s queues every request's jobs in one unbounded queue in front of %d workers.\n\n",
+			tenantsFCFSName, w, w*(1+crew.DefaultQueueSize),
+			tenantsRoomy(tenantsFCFSName, w), w*(1+tenantsBacklog(w)),
+			tenantsFairName, tenantsRoomy(tenantsFairName, w), crew.DefaultFairWindow, tenantsNoisyTenant,
+			batchErrgroupName, batchLimit, tenantsClients, batchLimit, batchPondName, w)
+		p("Latency per small request from its batch's (group's) creation to its Wait's return. Throughput counts the jobs that ended while the small clients ran, over that time: the noisy client's, then all the clients'; with the noisy client the pools have more work than workers, so a job one client gains is one another loses. The last column gives how many small requests a run measured, which its p99 rests on. %s, each with its own seeds for the sizes of the requests and the first pauses, the same for every contender within a run, the contenders one after another within each kind of job and setting of each run; each figure is the median over the runs.\n\n",
+			plural(r.tenantsRuns, "run"))
+		for _, job := range tenantsJobs {
+			p("### Small clients with think time, %s\n\n", job.name)
+			p("| contender | p50 alone | p99 alone | p50 with the noisy client | p99 with the noisy client | p99 with / alone | noisy client jobs/s | all jobs/s with the noisy client | small requests per run, alone / with |\n|---|---|---|---|---|---|---|---|---|\n")
+			for _, x := range r.tenants {
+				if x.job == job.name {
+					p("| %s | %s | %s | %s | %s | %.2fx | %.0f | %.0f | %d / %d |\n", x.name, ms2(x.alone.p50), ms2(x.alone.p99), ms2(x.noisy.p50), ms2(x.noisy.p99),
+						ratio(x.noisy.p99, x.alone.p99), x.noisy.noisyJobsPerS, x.noisy.jobsPerS, x.alone.requests, x.noisy.requests)
+				}
+			}
+			p("\n")
+		}
+	}
+	if len(r.tenantsCrowd) > 0 {
+		p("### %d clients without think time\n\n", crowdClients)
+		p("The scenario's earlier form, kept for comparison: %d small requests per run from %d clients, each taking the next request as soon as its last one returned; each request fans out 1 to %d jobs (uniform), each spinning a CPU loop for %v to %v (uniform), as in the batches scenario, and is a share of its own WithFairShare. They run on %d workers alone, then beside the noisy client, whose requests are %d such jobs. "+
+			"The pool is full all the time, and the noisy client, with one Submit blocked at a time, gets about one turn in %d first come, first served, so that order does not hurt the small requests here; no target reads this table. Throughput over the time the small clients ran, counting the noisy client's jobs that ended in it; %s as above.\n\n",
+			r.crowdRequests, crowdClients, batchMaxJobs, batchMinSpin, batchMaxSpin, r.tenantsWorkers, tenantsNoisyJobs, crowdClients+1, plural(r.tenantsRuns, "run"))
 		p("| contender | p50 alone | p99 alone | p50 with the noisy client | p99 with the noisy client | p99 with / alone | noisy client jobs/s | jobs/s alone | jobs/s with the noisy client |\n|---|---|---|---|---|---|---|---|---|\n")
-		for _, x := range r.tenants {
+		for _, x := range r.tenantsCrowd {
 			p("| %s | %s | %s | %s | %s | %.2fx | %.0f | %.0f | %.0f |\n", x.name, ms2(x.alone.p50), ms2(x.alone.p99), ms2(x.noisy.p50), ms2(x.noisy.p99),
 				ratio(x.noisy.p99, x.alone.p99), x.noisy.noisyJobsPerS, x.alone.jobsPerS, x.noisy.jobsPerS)
 		}
 		p("\n")
+	}
+	if r.weights != nil || r.fairCost.fifoNs > 0 {
+		p("### Weights and the cost per job\n\n")
 	}
 	if w := r.weights; w != nil {
 		p("Weights: a pool WithFairShare of %d workers and two tenants, of weights %s, each with %d batches (WithTenant, WithWeight) and %d goroutines submitting jobs that spin for %v to them, so that each always has a Submit blocked on the full pool. Each tenant's share of the run time, the sum of BatchStats.RunTime over its batches, over %v once it settled:\n\n",
@@ -54,8 +90,26 @@ func (r *report) tenantsMarkdown(p func(format string, a ...any)) {
 		p("\n")
 	}
 	if c := r.fairCost; c.fifoNs > 0 {
-		p("A fair pool's cost per job: no-op jobs through one batch of a pool of %d workers, first come, first served and WithFairShare, from the first Submit to Wait's return (testing.Benchmark, the two interleaved, the median of %d runs): %.0f ns WithFairShare against %.0f ns, %.2fx; %.3f and %.3f allocations per job.\n\n",
-			r.tenantsWorkers, r.fairCostRuns, c.fairNs, c.fifoNs, c.fairNs/c.fifoNs, c.fairAllocs, c.fifoAllocs)
+		p("A fair pool's cost per job: no-op jobs through one batch of a pool of %d workers, first come, first served and WithFairShare, from the first Submit to Wait's return (testing.Benchmark, the two interleaved, the median of %s): %.0f ns WithFairShare against %.0f ns, %.2fx; %.3f and %.3f allocations per job.\n\n",
+			r.tenantsWorkers, plural(r.fairCostRuns, "run"), c.fairNs, c.fifoNs, c.fairNs/c.fifoNs, c.fairAllocs, c.fifoAllocs)
+	}
+}
+
+// A tenantsPool is one of the main tables' two pools, as the targets
+// name it, and the names of its contenders first come, first served and
+// WithFairShare.
+type tenantsPool struct {
+	what, fcfs, fair string
+	vsFCFS           float64 // the sleeping jobs' target for fair's p99 over first come, first served's
+}
+
+// tenantsPools returns the main tables' pools: the default bound, then the
+// backlog that holds a noisy request.
+func (r *report) tenantsPools() []tenantsPool {
+	w := r.tenantsWorkers
+	return []tenantsPool{
+		{"the default bound", tenantsFCFSName, tenantsFairName, tenantsBoundVsFCFS},
+		{fmt.Sprintf("WithQueueSize(%d) (holds a noisy request)", tenantsBacklog(w)), tenantsRoomy(tenantsFCFSName, w), tenantsRoomy(tenantsFairName, w), tenantsRoomyVsFCFS},
 	}
 }
 
@@ -63,22 +117,46 @@ func (r *report) tenantsMarkdown(p func(format string, a ...any)) {
 // targets, those r has figures for.
 func (r *report) tenantsTargets() []target {
 	var ts []target
-	fair, fcfs := r.tenantsOf(tenantsFairName), r.tenantsOf(tenantsFCFSName)
-	if fair.alone.p99 > 0 && fair.noisy.p99 > 0 {
-		x := ratio(fair.noisy.p99, fair.alone.p99)
-		ts = append(ts, target{fmt.Sprintf("tenants: WithFairShare's small-request p99 with the noisy client <= %gx its p99 without it", tenantsNoisyLimit),
-			fmt.Sprintf("%.2fx (%s with vs %s without)", x, ms2(fair.noisy.p99), ms2(fair.alone.p99)), x <= tenantsNoisyLimit})
+	add := func(what, measured string, met bool) { ts = append(ts, target{what, measured, met}) }
+	sleeps, spins := tenantsJobs[0], tenantsJobs[1]
+	for _, pool := range r.tenantsPools() {
+		if fair := r.tenantsOf(sleeps.name, pool.fair); fair.alone.p99 > 0 && fair.noisy.p99 > 0 {
+			x := ratio(fair.noisy.p99, fair.alone.p99)
+			add(fmt.Sprintf("tenants, %s, %s: WithFairShare's small-request p99 with the noisy client <= %gx its p99 alone", sleeps.name, pool.what, tenantsNoisyLimit),
+				fmt.Sprintf("%.2fx (%s with vs %s alone)", x, ms2(fair.noisy.p99), ms2(fair.alone.p99)), x <= tenantsNoisyLimit)
+		}
 	}
-	if fair.noisy.p99 > 0 && fcfs.noisy.p99 > 0 {
-		x := ratio(fair.noisy.p99, fcfs.noisy.p99)
-		others := ""
-		for _, name := range []string{batchErrgroupName, batchPondName} {
-			if o := r.tenantsOf(name); o.noisy.p99 > 0 {
-				others += fmt.Sprintf("; %s %s", name, ms2(o.noisy.p99))
+	for _, pool := range r.tenantsPools() {
+		if fair, fcfs := r.tenantsOf(sleeps.name, pool.fair), r.tenantsOf(sleeps.name, pool.fcfs); fair.noisy.p99 > 0 && fcfs.noisy.p99 > 0 {
+			x := ratio(fair.noisy.p99, fcfs.noisy.p99)
+			add(fmt.Sprintf("tenants, %s, %s: WithFairShare's small-request p99 with the noisy client <= %gx first come, first served's", sleeps.name, pool.what, pool.vsFCFS),
+				fmt.Sprintf("%.2fx (fair %s vs first come, first served %s)", x, ms2(fair.noisy.p99), ms2(fcfs.noisy.p99)), x <= pool.vsFCFS)
+		}
+	}
+	for _, pool := range r.tenantsPools() {
+		if fair, fcfs := r.tenantsOf(spins.name, pool.fair), r.tenantsOf(spins.name, pool.fcfs); fair.noisy.p99 > 0 && fcfs.noisy.p99 > 0 {
+			x := ratio(fair.noisy.p99, fcfs.noisy.p99)
+			add(fmt.Sprintf("tenants, %s, %s: WithFairShare's small-request p99 with the noisy client <= %gx first come, first served's", spins.name, pool.what, tenantsSpinVsFCFS),
+				fmt.Sprintf("%.2fx (fair %s vs first come, first served %s; fair %.2fx its %s alone)", x, ms2(fair.noisy.p99), ms2(fcfs.noisy.p99),
+					ratio(fair.noisy.p99, fair.alone.p99), ms2(fair.alone.p99)), x <= tenantsSpinVsFCFS)
+		}
+	}
+	for _, pool := range r.tenantsPools() {
+		var measured []string
+		met := true
+		for _, job := range tenantsJobs {
+			fair, fcfs := r.tenantsOf(job.name, pool.fair), r.tenantsOf(job.name, pool.fcfs)
+			if fair.noisy.noisyJobsPerS > 0 && fcfs.noisy.noisyJobsPerS > 0 {
+				x := fair.noisy.noisyJobsPerS / fcfs.noisy.noisyJobsPerS
+				measured = append(measured, fmt.Sprintf("%s: %.2fx (fair %.0f vs first come, first served %.0f jobs/s; all jobs %.0f vs %.0f)",
+					job.name, x, fair.noisy.noisyJobsPerS, fcfs.noisy.noisyJobsPerS, fair.noisy.jobsPerS, fcfs.noisy.jobsPerS))
+				met = met && x >= tenantsNoisyShare
 			}
 		}
-		ts = append(ts, target{fmt.Sprintf("tenants: WithFairShare's small-request p99 with the noisy client <= %gx first come, first served's", tenantsVsFCFSLimit),
-			fmt.Sprintf("%.2fx (fair %s vs first come, first served %s%s)", x, ms2(fair.noisy.p99), ms2(fcfs.noisy.p99), others), x <= tenantsVsFCFSLimit})
+		if len(measured) > 0 {
+			add(fmt.Sprintf("tenants, %s: the noisy tenant's throughput WithFairShare >= %gx first come, first served's, each kind of job", pool.what, tenantsNoisyShare),
+				strings.Join(measured, "; "), met)
+		}
 	}
 	if w := r.weights; w != nil {
 		var shares, dues []string
@@ -88,15 +166,23 @@ func (r *report) tenantsTargets() []target {
 			dues = append(dues, fmt.Sprintf("%.0f%%", 100*w.due(i)))
 			met = met && math.Abs(w.share(i)-w.due(i)) <= weightsPoints/100.0
 		}
-		ts = append(ts, target{fmt.Sprintf("tenants: weights %s get %s of the run time, each within %d points", strings.Join(weightNames(w.weights), ":"), strings.Join(dues, " / "), weightsPoints),
-			strings.Join(shares, " / ") + fmt.Sprintf(" (over %v)", w.took.Round(time.Millisecond)), met})
+		add(fmt.Sprintf("tenants: weights %s get %s of the run time, each within %d points", strings.Join(weightNames(w.weights), ":"), strings.Join(dues, " / "), weightsPoints),
+			strings.Join(shares, " / ")+fmt.Sprintf(" (over %v)", w.took.Round(time.Millisecond)), met)
 	}
 	if c := r.fairCost; c.fifoNs > 0 && c.fairNs > 0 {
 		x := c.fairNs / c.fifoNs
-		ts = append(ts, target{fmt.Sprintf("tenants: a fair pool's cost per no-op job (one batch) <= %gx a first-come-first-served pool's, 0 allocs/job", fairCostLimit),
-			fmt.Sprintf("%.2fx (fair %.0f vs first come, first served %.0f ns/job), %.3f allocs/job", x, c.fairNs, c.fifoNs, c.fairAllocs), x <= fairCostLimit && c.fairAllocs < 0.01})
+		add(fmt.Sprintf("tenants: a fair pool's cost per no-op job (one batch) <= %gx a first-come-first-served pool's, 0 allocs/job", fairCostLimit),
+			fmt.Sprintf("%.2fx (fair %.0f vs first come, first served %.0f ns/job), %.3f allocs/job", x, c.fairNs, c.fifoNs, c.fairAllocs), x <= fairCostLimit && c.fairAllocs < 0.01)
 	}
 	return ts
+}
+
+// plural writes n and noun, with an s unless n is 1: "1 run", "5 runs".
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // due returns the share of the run time tenant i is due by its weight.
@@ -117,8 +203,10 @@ func weightNames(weights []int) []string {
 	return s
 }
 
-func (r *report) tenantsOf(name string) tenantsResult {
-	return find(r.tenants, func(x tenantsResult) bool { return x.name == name })
+// tenantsOf returns contender name's figures in the main table of the
+// kind of job named job.
+func (r *report) tenantsOf(job, name string) tenantsResult {
+	return find(r.tenants, func(x tenantsResult) bool { return x.job == job && x.name == name })
 }
 
 // tenantsLabel writes a p99 in ms, to the hundredth under 10 ms.
@@ -129,20 +217,29 @@ func tenantsLabel(v float64) string {
 	return msLabel(v)
 }
 
+// tenantsTitle is the tenants chart's title and its caption in the report.
 func (r *report) tenantsTitle() string {
-	return fmt.Sprintf("Tenants: the small requests' p99, %d clients, %d workers, without and with a noisy client", tenantsSmallClients, r.tenantsWorkers)
+	return fmt.Sprintf("Tenants: the small requests' p99, %d clients with think time, %d workers, alone and with a noisy client", tenantsClients, r.tenantsWorkers)
 }
 
-// tenantsChart draws each contender's small-request p99 without the noisy
-// client and with it, side by side, on a logarithmic axis.
+// tenantsChart draws each contender's small-request p99 alone and with the
+// noisy client as a pair of bars, a panel per kind of job.
 func (r *report) tenantsChart(file string) error {
-	d := dotChart{title: r.tenantsTitle(), xLabel: "p99 per small request, ms, log scale", log: true, label: tenantsLabel, width: 10 * vg.Inch}
-	alone, noisy := dotPanel{title: "alone"}, dotPanel{title: fmt.Sprintf("with the noisy client (%d-job requests)", tenantsNoisyJobs)}
-	for _, x := range r.tenants {
-		d.names = append(d.names, x.name)
-		alone.values = append(alone.values, float64(x.alone.p99)/float64(time.Millisecond))
-		noisy.values = append(noisy.values, float64(x.noisy.p99)/float64(time.Millisecond))
+	b := barChart{title: r.tenantsTitle(), xLabel: "p99 per small request, ms, log scale (median of the runs)", log: true, label: tenantsLabel, width: 12 * vg.Inch,
+		series: []string{"alone", fmt.Sprintf("with the noisy client (%d-job requests)", tenantsNoisyJobs)}}
+	for _, job := range tenantsJobs {
+		panel := barPanel{title: job.name, values: make([][]float64, 2)}
+		for _, x := range r.tenants {
+			if x.job != job.name {
+				continue
+			}
+			if len(b.panels) == 0 {
+				b.names = append(b.names, x.name)
+			}
+			panel.values[0] = append(panel.values[0], float64(x.alone.p99)/float64(time.Millisecond))
+			panel.values[1] = append(panel.values[1], float64(x.noisy.p99)/float64(time.Millisecond))
+		}
+		b.panels = append(b.panels, panel)
 	}
-	d.panels = []dotPanel{alone, noisy}
-	return d.save(file)
+	return b.save(file)
 }

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"os"
-	"path/filepath"
+	"fmt"
+	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,7 +17,7 @@ import (
 )
 
 func TestEveryTenantContenderRunsRequestsWithATenantAndWithout(t *testing.T) {
-	for _, c := range tenantContenders() {
+	for _, c := range append(tenantContenders(4), crowdContenders()...) {
 		t.Run(c.name, func(t *testing.T) {
 			b := c.start(4)
 			var ran [2 * 100]atomic.Int32
@@ -42,18 +40,43 @@ func TestEveryTenantContenderRunsRequestsWithATenantAndWithout(t *testing.T) {
 	}
 }
 
+func TestTheRoomyBacklogHoldsANoisyRequestAndNoMore(t *testing.T) {
+	for _, w := range []int{1, 3, 8, 64, 3000} {
+		n := tenantsBacklog(w)
+		assert.GreaterOrEqual(t, w*n, tenantsNoisyJobs, "%d workers", w)
+		assert.Less(t, w*(n-1), tenantsNoisyJobs, "%d workers", w)
+	}
+	assert.Equal(t, tenantsFCFSName+", WithQueueSize(250)", tenantsRoomy(tenantsFCFSName, 8))
+}
+
+func TestJobKindsSleepOrSpinTheirTime(t *testing.T) {
+	sleeps, spins := tenantsJobs[0], tenantsJobs[1]
+	require.False(t, sleeps.spins)
+	require.True(t, spins.spins)
+	assert.Equal(t, int(sleeps.d), sleeps.arg(100), "a sleeping job's argument: nanoseconds")
+	assert.Equal(t, 100*200, spins.arg(100), "a spinning job's argument: rounds at 100 per µs")
+	start := time.Now()
+	sleeps.run()(int(time.Millisecond))
+	assert.GreaterOrEqual(t, time.Since(start), time.Millisecond)
+}
+
 // recordingBatcher runs each request's jobs at once, in the caller, and
-// records the tenant of each request and whether any came after close.
+// records the sizes of each tenant's requests in order, and whether any
+// came after close.
 type recordingBatcher struct {
-	mu      sync.Mutex // guards tenants, closed, late
-	tenants map[string]int
-	closed  bool
-	late    bool // a request began after close
+	mu     sync.Mutex // guards sizes, closed, late
+	sizes  map[string][]int
+	closed bool
+	late   bool // a request began after close
+}
+
+func newRecordingBatcher() *recordingBatcher {
+	return &recordingBatcher{sizes: map[string][]int{}}
 }
 
 func (r *recordingBatcher) request(tenant string, work []int, job func(int)) {
 	r.mu.Lock()
-	r.tenants[tenant]++
+	r.sizes[tenant] = append(r.sizes[tenant], len(work))
 	r.late = r.late || r.closed
 	r.mu.Unlock()
 	for _, n := range work {
@@ -67,15 +90,116 @@ func (r *recordingBatcher) close() {
 	r.mu.Unlock()
 }
 
-func TestRunTenantsTimesEverySmallRequestAndSendsTheNoisyOnesAsTheirTenant(t *testing.T) {
+func TestRunThinkingTimesEverySmallRequestOfEachClientAsItsTenant(t *testing.T) {
+	job := tenantsJob{"jobs that sleep 20 µs", 20 * time.Microsecond, false}
+	const d = 60 * time.Millisecond
+	for _, noisy := range []bool{false, true} {
+		b := newRecordingBatcher()
+		x := runThinking(b, job, 1, 0, d, noisy)
+		assert.True(t, b.closed, "b closed")
+		assert.False(t, b.late, "no request after close")
+		assert.GreaterOrEqual(t, x.elapsed, d-tenantsThink, "the clients ran until a request would start after d")
+		requests, jobs := 0, 0
+		for c := range tenantsClients {
+			sizes := b.sizes[fmt.Sprint("client ", c+1)]
+			// A client thinks 20 ms between requests, after a first pause
+			// of up to 20 ms, and sends none that would start after 60 ms:
+			// 2 or 3 requests, unless the machine is slow.
+			assert.True(t, len(sizes) >= 1 && len(sizes) <= 3, "client %d sent %d requests", c+1, len(sizes))
+			for _, n := range sizes {
+				assert.True(t, n >= tenantsMinJobs && n <= tenantsMaxJobs, "a request of %d jobs", n)
+				jobs += n
+			}
+			requests += len(sizes)
+		}
+		require.Len(t, x.lat, requests, "a latency per small request")
+		assert.True(t, slices.IsSorted(x.lat), "latencies sorted")
+		assert.Positive(t, x.lat[0], "every latency measured")
+		assert.Equal(t, int64(jobs), x.smallJobs)
+		if !noisy {
+			assert.Zero(t, x.noisy)
+			assert.NotContains(t, b.sizes, tenantsNoisyTenant)
+			continue
+		}
+		sent := b.sizes[tenantsNoisyTenant]
+		require.NotEmpty(t, sent, "the noisy client sent its requests as tenant %q", tenantsNoisyTenant)
+		for _, n := range sent {
+			assert.Equal(t, tenantsNoisyJobs, n)
+		}
+		assert.Positive(t, x.noisy, "noisy jobs ended while the small clients ran")
+		assert.LessOrEqual(t, x.noisy, int64(tenantsNoisyJobs*len(sent)))
+	}
+}
+
+func TestRunThinkingDrawsEachClientsRequestsFromTheRunsSeed(t *testing.T) {
+	job := tenantsJob{"jobs that take no time", 0, false}
+	first := func(run int) []int {
+		b := newRecordingBatcher()
+		runThinking(b, job, 1, run, tenantsThink+10*time.Millisecond, false) // a request at least from each client
+		var sizes []int
+		for c := range tenantsClients {
+			sizes = append(sizes, b.sizes[fmt.Sprint("client ", c+1)][0])
+		}
+		return sizes
+	}
+	assert.Equal(t, first(1), first(1), "the same run gave different requests")
+	assert.NotEqual(t, first(1), first(2), "two runs gave the same requests")
+}
+
+// holdingBatcher runs a request's first job in the caller, then hands the
+// job function to held and holds the rest of the request until release is
+// closed.
+type holdingBatcher struct {
+	held    chan func(int)
+	release chan struct{}
+}
+
+func (b *holdingBatcher) request(_ string, work []int, job func(int)) {
+	job(work[0])
+	b.held <- job
+	<-b.release
+	for _, n := range work[1:] {
+		job(n)
+	}
+}
+
+func (b *holdingBatcher) close() {}
+
+func TestStartNoisyCountsTheJobsEndedBeforeStopAndSkipsTheRest(t *testing.T) {
+	b := &holdingBatcher{held: make(chan func(int), 1), release: make(chan struct{})}
+	var ran atomic.Int64
+	stop := startNoisy(b, [][]int{{1, 1, 1}}, func(n int) { ran.Add(int64(n)) })
+	job := <-b.held // the request's first job ran; the rest is held
+	ended := make(chan int64)
+	go func() { ended <- stop() }()
+	// A probe through the noisy client's job function runs until stop has
+	// set its flag; from then on, it returns at once.
+	const probe = 1000
+	for {
+		before := ran.Load()
+		job(probe)
+		if ran.Load() == before {
+			break
+		}
+		runtime.Gosched()
+	}
+	close(b.release)
+	n := <-ended
+	assert.Equal(t, int64(1), ran.Load()%probe, "the held jobs ran after stop")
+	assert.GreaterOrEqual(t, n, int64(1), "the first job counted")
+	assert.LessOrEqual(t, n, 1+ran.Load()/probe, "only jobs that ran counted")
+	assert.Zero(t, startNoisy(b, nil, nil)(), "no noisy client, no jobs")
+}
+
+func TestRunCrowdTimesEverySmallRequestAndSendsTheNoisyOnesAsTheirTenant(t *testing.T) {
 	small := batchWork(300, 1, 0)
 	jobs := 0
 	for _, w := range small {
 		jobs += len(w)
 	}
 	for _, noisy := range [][][]int{nil, {{1, 2, 3}, {4, 5}}} {
-		b := &recordingBatcher{tenants: map[string]int{}}
-		x := runTenants(b, small, noisy)
+		b := newRecordingBatcher()
+		x := runCrowd(b, small, noisy)
 		require.Len(t, x.lat, len(small), "a latency per small request")
 		assert.True(t, slices.IsSorted(x.lat), "latencies sorted")
 		assert.Positive(t, x.lat[0], "every latency measured")
@@ -83,14 +207,14 @@ func TestRunTenantsTimesEverySmallRequestAndSendsTheNoisyOnesAsTheirTenant(t *te
 		assert.Positive(t, x.elapsed)
 		assert.True(t, b.closed, "b closed")
 		assert.False(t, b.late, "no request after close")
-		assert.Equal(t, len(small), b.tenants[""], "the small requests, each of its own")
+		assert.Len(t, b.sizes[""], len(small), "the small requests, each of its own")
 		if noisy == nil {
 			assert.Zero(t, x.noisy)
-			assert.NotContains(t, b.tenants, tenantsNoisyTenant)
+			assert.NotContains(t, b.sizes, tenantsNoisyTenant)
 		} else {
 			// Each noisy request sent whole (5 jobs per two) is counted
 			// once it ended; the last may have ended after the small ones.
-			sent := b.tenants[tenantsNoisyTenant]
+			sent := len(b.sizes[tenantsNoisyTenant])
 			assert.Positive(t, sent, "the noisy client sent its requests as tenant %q", tenantsNoisyTenant)
 			assert.LessOrEqual(t, x.noisy, int64(3*sent), "noisy jobs counted")
 		}
@@ -102,7 +226,7 @@ func TestNoisyWorkIsSeededPerRunAndWithinItsBounds(t *testing.T) {
 	a, b, other := noisyWork(perMicro, 1), noisyWork(perMicro, 1), noisyWork(perMicro, 2)
 	require.True(t, slices.EqualFunc(a, b, slices.Equal), "the same run gave different requests")
 	require.False(t, slices.EqualFunc(a, other, slices.Equal), "two runs gave the same requests")
-	require.Len(t, a, tenantsNoisyDraws)
+	require.Len(t, a, crowdNoisyDraws)
 	lo, hi := int(perMicro*batchMinSpin.Microseconds()), int(perMicro*batchMaxSpin.Microseconds())
 	for _, w := range a {
 		require.Len(t, w, tenantsNoisyJobs)
@@ -110,6 +234,18 @@ func TestNoisyWorkIsSeededPerRunAndWithinItsBounds(t *testing.T) {
 			require.True(t, n >= lo && n <= hi, "a job of %d rounds, want %d to %d", n, lo, hi)
 		}
 	}
+}
+
+func TestTenantsSamplesGivesTheMedianOfEachFigure(t *testing.T) {
+	var s tenantsSamples
+	for _, x := range []tenantsRun{
+		{lat: []float64{1, 2, 3, 4}, elapsed: time.Second, smallJobs: 10, noisy: 100},
+		{lat: []float64{5, 6}, elapsed: 2 * time.Second, smallJobs: 10, noisy: 300},
+		{lat: []float64{7, 8, 9}, elapsed: time.Second, smallJobs: 30, noisy: 20},
+	} {
+		s.add(x)
+	}
+	assert.Equal(t, tenantsFigures{p50: 5, p99: 6, noisyJobsPerS: 100, jobsPerS: 110, requests: 3}, s.figures())
 }
 
 func TestTenantStatsSumsEachTenantsBatches(t *testing.T) {
@@ -164,75 +300,4 @@ func TestWeightsCheckMeasuresEachTenantAndLeavesNothingRunning(t *testing.T) {
 	assert.InDelta(t, 1, w.share(0)+w.share(1), 1e-9)
 	assert.Equal(t, 0.25, w.due(0))
 	assert.Equal(t, 0.75, w.due(1))
-}
-
-// tenantsSample is a tenants scenario's figures as a run leaves them:
-// WithFairShare's p99 1.2x its own alone and 0.3x first come, first
-// served's with the noisy client; weights at 24% and 76%; a fair pool at
-// 1.1x per job.
-func tenantsSample(r *report) {
-	ms := func(x float64) time.Duration { return time.Duration(x * float64(time.Millisecond)) }
-	r.tenants = []tenantsResult{
-		{tenantsFCFSName, tenantsFigures{ms(0.2), ms(2), 0, 140000}, tenantsFigures{ms(1), ms(10), 60000, 150000}},
-		{tenantsFairName, tenantsFigures{ms(0.2), ms(2.5), 0, 140000}, tenantsFigures{ms(0.3), ms(3), 20000, 150000}},
-		{batchErrgroupName, tenantsFigures{ms(1), ms(5), 0, 130000}, tenantsFigures{ms(2), ms(8), 50000, 140000}},
-		{batchPondName, tenantsFigures{ms(0.2), ms(2), 0, 140000}, tenantsFigures{ms(5), ms(40), 90000, 150000}},
-	}
-	r.tenantsRequests, r.tenantsWorkers, r.tenantsRuns, r.tenantsSpinRate = 10000, 8, 3, 250
-	r.weights = &weightsResult{weights: []int{1, 3}, runTime: []time.Duration{ms(3840), ms(12160)}, took: 2 * time.Second, jobs: []int64{3840, 12160}}
-	r.fairCost, r.fairCostRuns = fairCost{fifoNs: 200, fairNs: 220}, 5
-}
-
-func TestTenantsSectionTargetsAndChart(t *testing.T) {
-	r := &report{machine: "test"}
-	tenantsSample(r)
-	md := r.markdown()
-	for _, want := range []string{
-		"## 10. Tenants: fair shares on one pool",
-		"| " + tenantsFairName + " | 0.20 ms | 2.50 ms | 0.30 ms | 3.00 ms | 1.20x | 20000 | 140000 | 150000 |",
-		"| 3 | 76.0% | 75.0% | 12.16s | 12160 |",
-		"220 ns WithFairShare against 200 ns, 1.10x",
-	} {
-		assert.Contains(t, md, want)
-	}
-	got := map[string]target{}
-	var order []string
-	for _, x := range r.targets() {
-		got[x.what] = x
-		order = append(order, x.what)
-	}
-	want := []struct {
-		what, measured string
-		met            bool
-	}{
-		{"tenants: WithFairShare's small-request p99 with the noisy client <= 1.25x its p99 without it", "1.20x (3.00 ms with vs 2.50 ms without)", true},
-		{"tenants: WithFairShare's small-request p99 with the noisy client <= 0.5x first come, first served's",
-			"0.30x (fair 3.00 ms vs first come, first served 10.00 ms; " + batchErrgroupName + " 8.00 ms; " + batchPondName + " 40.00 ms)", true},
-		{"tenants: weights 1:3 get 25% / 75% of the run time, each within 5 points", "24.0% / 76.0% (over 2s)", true},
-		{"tenants: a fair pool's cost per no-op job (one batch) <= 1.15x a first-come-first-served pool's, 0 allocs/job",
-			"1.10x (fair 220 vs first come, first served 200 ns/job), 0.000 allocs/job", true},
-	}
-	require.Len(t, order, len(want), "targets: %s", strings.Join(order, "\n"))
-	for i, w := range want {
-		assert.Equal(t, w.what, order[i])
-		assert.Equal(t, w.measured, got[w.what].measured)
-		assert.Equal(t, w.met, got[w.what].met, w.what)
-	}
-	// Each target fails when its figure is off: a fair p99 of 12 ms, 4.8x
-	// its own alone and 1.2x first come, first served's; weights at 31%
-	// and 69%; an allocation per job.
-	r.tenants[1].noisy.p99 = 12 * time.Millisecond
-	r.weights.runTime = []time.Duration{5000 * time.Millisecond, 11000 * time.Millisecond}
-	r.fairCost.fairAllocs = 1
-	for _, x := range r.targets() {
-		assert.False(t, x.met, "%s: %s", x.what, x.measured)
-	}
-	dir := t.TempDir()
-	charts, err := r.charts(dir)
-	require.NoError(t, err)
-	require.Len(t, charts, 1)
-	assert.Equal(t, "tenants-p99.png", charts[0].file)
-	png, err := os.ReadFile(filepath.Join(dir, charts[0].file))
-	require.NoError(t, err)
-	assert.True(t, bytes.HasPrefix(png, []byte("\x89PNG")), "a PNG")
 }
