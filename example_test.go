@@ -606,6 +606,46 @@ func ExampleWithFairShare() {
 	// Output: [big small big] 101
 }
 
+// A tenant that was quiet goes ahead of a backlogged one: credited the run
+// time it left unused while the bulk importer ran (up to the fair window),
+// its request runs before the importer's next jobs. With
+// crew.WithFairWindow(0), the two would take turns.
+func ExampleWithFairWindow() {
+	p := crew.NewGroup(1, crew.WithFairShare(), crew.WithFairWindow(20*time.Millisecond), crew.WithQueueSize(100))
+	ctx := context.Background()
+	var mu sync.Mutex
+	var order []string
+	reached, gate := make(chan struct{}), make(chan struct{})
+	job := func(name string, i int) crew.Job {
+		return func(context.Context) error {
+			mu.Lock()
+			order = append(order, name)
+			mu.Unlock()
+			if name == "bulk" && i == 4 {
+				close(reached) // the web tenant submits while this job runs
+				<-gate
+			}
+			time.Sleep(time.Millisecond)
+			return nil
+		}
+	}
+	bulk, bctx := p.NewBatch(ctx, crew.WithTenant("bulk-importer"))
+	for i := range 20 {
+		_ = bulk.Submit(bctx, job("bulk", i))
+	}
+	<-reached
+	web, wctx := p.NewBatch(ctx, crew.WithTenant("web"))
+	for i := range 3 {
+		_ = web.Submit(wctx, job("web", i))
+	}
+	close(gate)
+	_ = web.Wait()
+	_ = bulk.Wait()
+	_ = p.Wait()
+	fmt.Println(order[:9])
+	// Output: [bulk bulk bulk bulk bulk web web web bulk]
+}
+
 // A job's own Submit is the one with the context the job received: on a
 // full pool it runs the new job inline. A Submit with the context
 // WithContext returned, captured from outside the job, is not the job's

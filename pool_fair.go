@@ -28,7 +28,10 @@ import (
 // window per unit of its weight (DefaultFairWindow; WithFairWindow sets
 // it). Shares holding credit take freed workers, and the room a job's end
 // frees in a full pool, ahead of the shares that hold none, the one that
-// came first first, each until it has run its credit's worth. So a small
+// came first first, each until it has run its credit's worth; and while a
+// share holds credit, a full pool lets the others' jobs in only up to its
+// bound less a job per worker (while that leaves a job per worker), room
+// kept for a request whose Submits come one after another. So a small
 // request beside a tenant with a deep backlog runs about as soon as
 // alone. Credit is bounded: all shares together hold at most the window
 // times the workers, and the pool lends it again only as the shares that
