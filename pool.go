@@ -217,7 +217,9 @@ func (p *Pool[T]) seesStop() error {
 // TrySubmit gives job to the pool if it has room right now, without
 // blocking, and reports whether it did, like errgroup's TryGo. It returns
 // false when the pool is full (or its backlog mailbox refuses the job),
-// closed by Wait, or its context is done.
+// closed by Wait, or its context is done. A pool WithFairShare counts as
+// full for a share holding no credit a job per worker early, while
+// another share holding credit has jobs (see WithFairShare).
 func (p *Pool[T]) TrySubmit(job T) bool {
 	if p.refused == nil {
 		p.unmade("Pool.TrySubmit")

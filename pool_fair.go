@@ -28,20 +28,21 @@ import (
 // window per unit of its weight (DefaultFairWindow; WithFairWindow sets
 // it). Shares holding credit take freed workers, and the room a job's end
 // frees in a full pool, ahead of the shares that hold none, the one that
-// came first first, each until it has run its credit's worth; and while a
-// share holds credit, a full pool lets the others' jobs in only up to its
-// bound less a job per worker (while that leaves a job per worker), room
-// kept for a request whose Submits come one after another. So a small
-// request beside a tenant with a deep backlog runs about as soon as
-// alone. Credit is bounded: all shares together hold at most the window
-// times the workers, and the pool lends it again only as the shares that
-// used their part run, by what the tenants that were quiet meanwhile
-// would have received, plus one unit of weight's part. A share backlogged
-// all along keeps, over any span of time, at least its weight's fraction
-// of the run time the pool gave in it, the fraction's whole counting the
-// weights of the shares with jobs in the span, of the tenants it
-// remembers quiet, and 1, less the window times the workers and about a
-// job per share: many bursty tenants cannot starve it.
+// came first first, each until it has run its credit's worth or has no
+// job left; and while such a share has jobs and no worker is idle, a full
+// pool lets the others' jobs in only up to its bound less a job per
+// worker (while that leaves a job per worker), room kept for a request
+// whose Submits come one after another. So a small request beside a
+// tenant with a deep backlog runs about as soon as alone. Credit is
+// bounded: all shares together hold at most the window times the
+// workers; a share the pool knows is credited only what it left unused,
+// and new shares (a new batch, a tenant the pool no longer remembers)
+// together draw on what one more share of weight 1 would receive. A share
+// backlogged all along keeps, over any span of time, at least its
+// weight's fraction of the run time the pool gave in it (its weight over
+// the weights of the shares with jobs in the span, plus 1), less twice
+// the window times the workers and about a job per share: many bursty
+// tenants cannot starve it.
 //
 // Within a share, jobs are dispatched in submission order (and blocked
 // Submits served in arrival order); WithLimit, first-error cancellation,
@@ -67,7 +68,8 @@ const DefaultFairWindow = 20 * time.Millisecond
 // runs ahead of the shares that used theirs (see WithFairShare). The
 // credit is the run time a share of its weight backlogged all along would
 // have received meanwhile, which it did not use, up to d × weight; a new
-// share, and a tenant the pool no longer remembers, is owed all of it.
+// share, and a tenant the pool no longer remembers, is owed what it would
+// have received since the pool began, up to the same.
 // Choose d about as long as the run time of the requests to protect: a
 // larger d protects longer requests, and takes more from a backlogged
 // share for a while (at most d × the pool's workers at once). With 0, no
@@ -86,9 +88,9 @@ func WithFairWindow(d time.Duration) Option {
 // the workers, as one. A tenant's share lasts while one of its batches has
 // not been waited for, and with a fair window (WithFairWindow) a while
 // after, so that the pool tells a tenant that sends requests back to back
-// from a quiet one: until the tenant is owed a whole window, and for at
-// most 1,024 such tenants at once. So memory grows with the tenants active
-// at once, not with every tenant ever seen. Without it, or with an empty
+// from a quiet one: the pool remembers the 1,024 tenants with no batch
+// that had one last. So memory grows with the tenants active at once,
+// plus those, not with every tenant ever seen. Without it, or with an empty
 // key, a batch is a share of its own.
 func WithTenant(key string) Option {
 	return func(o *options) { o.set |= optTenant; o.tenant = key }

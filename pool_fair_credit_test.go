@@ -121,10 +121,10 @@ func TestAQuietShareIsCreditedAtMostTheWindow(t *testing.T) {
 	}
 }
 
-// The bank holds the credit of every quiet share together: a backlogged
-// tenant of weight 20 beside 20 bursty tenants of weight 1, each of which
-// comes back credited after a quiet spell, keeps at least 0.9 of its
-// weighted half of the run time over a span of 100 windows.
+// The credit of new shares together is bounded: a backlogged tenant of
+// weight 20 beside 20 bursty clients of weight 1, each of which comes back
+// as a new tenant after a quiet spell, keeps at least 0.9 of its weighted
+// half of the run time over a span of 100 windows.
 func TestManyBurstyTenantsCannotStarveABackloggedOne(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const (
@@ -140,19 +140,19 @@ func TestManyBurstyTenantsCannotStarveABackloggedOne(t *testing.T) {
 		var burstRun atomic.Int64 // the run time of the bursty tenants' jobs, ns
 		for i := range 20 {
 			bursty.Go(func() {
-				tenant := crew.WithTenant(fmt.Sprint("bursty", i))
-				for {
-					// Quiet for a moment, long enough to be forgotten, and
-					// so owed a whole window, then a burst of that much:
-					// with no bound on the credit of all of them together,
-					// the bursts would run on credit alone, ahead of the
-					// heavy tenant.
+				for k := 0; ; k++ {
+					// Quiet for a moment, then a burst of a window's run
+					// time, under a tenant key of its own each time: a new
+					// share, which the pool cannot tell from one quiet for
+					// long. With no bound on the credit of new shares
+					// together, the bursts would run on credit alone,
+					// ahead of the heavy tenant.
 					select {
 					case <-stop:
 						return
 					case <-time.After(time.Millisecond + time.Duration(i)*time.Microsecond):
 					}
-					b, bctx := p.NewBatch(context.Background(), tenant)
+					b, bctx := p.NewBatch(context.Background(), crew.WithTenant(fmt.Sprint("bursty", i, ".", k)))
 					for range int(window / job) {
 						assert.NoError(t, b.Submit(bctx, func(context.Context) error {
 							time.Sleep(job)
@@ -266,7 +266,7 @@ func TestAQuietTenantsBlockedSubmitsAreLetInFirst(t *testing.T) {
 // turns, about one in 17 with the clients', as with no window.
 func TestARequestsLaterSubmitsAreNotStarvedByNewRequests(t *testing.T) {
 	for _, window := range []time.Duration{-1, 0} {
-		t.Run(fmt.Sprintf("window %v", window), func(t *testing.T) {
+		t.Run(map[bool]string{true: "the default window", false: "no window"}[window < 0], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				opts := []crew.Option{crew.WithFairShare()} // the default bound: 2 workers hold 6 jobs
 				if window >= 0 {
@@ -322,8 +322,8 @@ func TestARequestsLaterSubmitsAreNotStarvedByNewRequests(t *testing.T) {
 
 // A tenant that sends requests back to back is remembered between them,
 // and so is not taken for a quiet one: its next request takes its turns
-// with a backlogged tenant rather than run ahead of it. A tenant is
-// forgotten once it is owed a whole window.
+// with a backlogged tenant rather than run ahead of it. The pool forgets
+// the tenants that rested longest beyond 1,024.
 func TestATenantSendingRequestsBackToBackIsNotCredited(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := crew.NewGroup(2, crew.WithFairShare(), crew.WithFairWindow(10*time.Millisecond), crew.WithQueueSize(1000))
@@ -356,12 +356,93 @@ func TestATenantSendingRequestsBackToBackIsNotCredited(t *testing.T) {
 				assert.LessOrEqual(t, ahead, 3, "request %d ran %d jobs in a row: %v", i+1, ahead, starts)
 			}
 		}
-		// Resting while the other tenant runs, the busy one is owed a
-		// whole window after 10 ms of the other's run time per unit of
-		// weight, 5 ms on 2 workers, and is forgotten then.
-		time.Sleep(6 * time.Millisecond)
-		synctest.Wait()
-		assert.Zero(t, crew.PoolRestingTenants(p), "a tenant owed a whole window is forgotten")
 		waitFeeds(t, p, other)
+		// The pool remembers the last 1,024 tenants with no batch.
+		for i := range 1100 {
+			b, _ := p.NewBatch(context.Background(), crew.WithTenant(fmt.Sprint("t", i)))
+			require.NoError(t, b.Wait())
+		}
+		assert.Equal(t, 1024, crew.PoolRestingTenants(p))
+		assert.Empty(t, crew.FairLeftovers(p))
+	})
+}
+
+// While a share holds credit and no worker is idle, a full pool keeps room
+// for a job per worker: once a quiet request's first Submit got in, a
+// backlogged tenant's blocked Submits fill the pool only up to its bound
+// less a job per worker, and the quiet request's next Submit, coming
+// later, finds room at once. With no window, the backlogged tenant takes
+// every room that frees.
+func TestAFullPoolKeepsRoomForAQuietRequestsNextSubmits(t *testing.T) {
+	for _, window := range []time.Duration{-1, 0} {
+		t.Run(map[bool]string{true: "the default window", false: "no window"}[window < 0], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				opts := []crew.Option{crew.WithFairShare()} // the default bound: 2 workers hold 6 jobs
+				if window >= 0 {
+					opts = append(opts, crew.WithFairWindow(window))
+				}
+				p := crew.NewGroup(2, opts...)
+				noisy, nctx := p.NewBatch(context.Background(), crew.WithTenant("noisy"))
+				var submitters sync.WaitGroup
+				for range 4 {
+					submitters.Go(func() {
+						for range 40 {
+							assert.NoError(t, noisy.Submit(nctx, func(context.Context) error {
+								time.Sleep(time.Millisecond)
+								return nil
+							}))
+						}
+					})
+				}
+				time.Sleep(10*time.Millisecond + time.Microsecond)
+				quiet, qctx := p.NewBatch(context.Background(), crew.WithTenant("quiet"))
+				long := func(context.Context) error { time.Sleep(20 * time.Millisecond); return nil }
+				require.NoError(t, quiet.Submit(qctx, long)) // waits for a job's end: the pool was full
+				time.Sleep(5 * time.Millisecond)             // five of the noisy tenant's jobs end meanwhile
+				start := time.Now()
+				require.NoError(t, quiet.Submit(qctx, long))
+				waited := time.Since(start)
+				if window < 0 {
+					assert.Equal(t, 5, crew.PoolHeld(p), "4 held (the bound less a job per worker) before the second Submit")
+					assert.Zero(t, waited, "the quiet request's second Submit waited")
+				} else {
+					assert.Greater(t, waited, time.Duration(0), "with no window, the noisy tenant filled the pool")
+				}
+				require.NoError(t, quiet.Wait())
+				submitters.Wait()
+				require.NoError(t, noisy.Wait())
+				require.NoError(t, p.Wait())
+				assert.Empty(t, crew.FairLeftovers(p))
+			})
+		})
+	}
+}
+
+// A share holds credit only while it has jobs: a pool whose own job left
+// it credited keeps no room for it once the job ended, and takes its
+// whole bound at once.
+func TestAShareWithNoJobHoldsNoCredit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := crew.NewGroup(2, crew.WithFairShare(), crew.WithQueueSize(1)) // a bound of 4 jobs
+		ctx := context.Background()
+		b, bctx := p.NewBatch(ctx)
+		for range 20 {
+			require.NoError(t, b.Submit(bctx, func(context.Context) error { time.Sleep(time.Millisecond); return nil }))
+		}
+		require.NoError(t, b.Wait())
+		// The pool's own share, new, is owed credit for the pool's run so far.
+		require.NoError(t, p.Submit(ctx, func(context.Context) error { time.Sleep(10 * time.Microsecond); return nil }))
+		time.Sleep(time.Millisecond)
+		gate := make(chan struct{})
+		accepted := 0
+		for range 4 {
+			if p.TrySubmit(func(context.Context) error { <-gate; return nil }) {
+				accepted++
+			}
+		}
+		assert.Equal(t, 4, accepted, "an idle pool of bound 4 takes 4 jobs")
+		close(gate)
+		require.NoError(t, p.Wait())
+		assert.Empty(t, crew.FairLeftovers(p))
 	})
 }

@@ -105,36 +105,34 @@ func (s *Scheduler[T, B]) extract(b *Batch[T, B]) Refusals[T, B] {
 	return r
 }
 
-// With fair shares and a window, while a share holds credit, a full pool
-// keeps room for the shares holding credit: a job of a share that holds
-// none is let in only while the pool holds fewer than plainBound jobs,
-// the bound less a job per worker (while that leaves a job per worker),
-// so that a quiet share's Submits, one after another, find the room a
-// job's end freed waiting for them, rather than taken by a backlogged
-// share's blocked Submit. The pool stays busy: a job per worker is running
-// and one more waits.
+// With fair shares and a window, while a share with jobs holds credit
+// and no worker is idle, a full pool keeps room for the shares holding
+// credit: a job of a share that holds none is let in only while the pool
+// holds fewer than plainBound jobs, the bound less a job per worker (while
+// that leaves a job per worker), so that a quiet share's Submits, one
+// after another, find the room a job's end freed waiting for them, rather
+// than taken by a backlogged share's blocked Submit. (A share holds credit
+// only while it has a job: see fairness.idled.)
 
 // plainBound returns the most jobs the pool holds for a share holding no
 // credit, with fair shares and a window. s.mu is held.
 func (s *Scheduler[T, B]) plainBound() int {
-	if s.fair.holders == 0 {
+	if s.fair.holders == 0 || s.nidle > 0 {
 		return s.limit
 	}
 	return min(s.limit, max(s.limit-s.live, s.live))
 }
 
 // fairFull reports whether a job of flow f, offered to a pool with fair
-// shares, a window and a bound, finds the pool full: for a share holding
-// credit (which it is owed once placed), at its bound or with another such
-// share's Submit blocked; for one holding none, at plainBound or with a
+// shares, a window and a bound, finds the pool full: for a share that will
+// hold credit, at its bound, or with its own Submits or another such
+// share's blocked; for one that will hold none, at plainBound or with a
 // Submit blocked. s.mu is held.
 func (s *Scheduler[T, B]) fairFull(f *flow[T, B]) bool {
 	if s.held < s.plainBound() && s.nblocked == 0 {
 		return false
 	}
-	sh := f.share
-	s.fair.wake(sh, s.number())
-	if s.fair.credited(sh) {
+	if sh := f.share; sh.waiting.Len() == 0 && s.fair.willHold(sh) {
 		return s.held >= s.limit || s.fair.ahead.Len() > 0
 	}
 	return s.held >= s.plainBound() || s.nblocked > 0

@@ -147,7 +147,7 @@ func (s *Scheduler[T, B]) bury(w *Worker[T, B], started bool, ran, now int64, a 
 	case f != nil: // dispatched to w, not started: out of the running jobs, into the lost
 		s.running--
 		if f.share != nil && g.skip == noSkip {
-			s.fair.refund(f.share, w.charged)
+			s.fair.unrun(f.share, w.charged)
 		}
 		if f.batch == nil { // a batch's stays in its flow until its dead letter (see Lost)
 			s.countRun(f, -1)

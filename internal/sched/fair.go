@@ -15,6 +15,7 @@ type share[T, B any] struct {
 	waiting queue.List[queue.Waiter[task[T, B]]] // its Submits blocked on a full pool, oldest first
 	vt      float64                              // its virtual time: run time (ns) charged per unit of weight
 	credit  float64                              // the run time (ns) it was credited and has not used yet (see place)
+	known   bool                                 // it was placed once: its vt tells the run time it left unused since
 	since   uint64                               // the number of the moment it last became backlogged: orders the credited shares, breaks ties of vt
 	weight  int64                                // WithWeight
 	mean    int64                                // its jobs' recent mean run time (ns): what a job is charged as it starts
@@ -99,10 +100,9 @@ type fairness[T, B any] struct {
 	// With a window (see place).
 	window  float64 // the most a share is credited, in run time (ns) per unit of weight; 0: no credit
 	clock   float64 // the pool's virtual clock: the greatest vt a share was charged from
-	bank    float64 // the run time (ns) that shares may be credited now
-	bankCap float64 // the most the bank holds: window × workers
-
-	restWeight int64 // the weights of the resting shares
+	lent    float64 // the credit (ns) the shares hold
+	bank    float64 // the credit (ns) that new shares may be given now
+	bankCap float64 // the most credit the shares hold at once, and the bank holds: window × workers
 }
 
 func newFairness[T, B any](own *flow[T, B], window int64, workers int) *fairness[T, B] {
@@ -117,7 +117,7 @@ func newFairness[T, B any](own *flow[T, B], window int64, workers int) *fairness
 	return fq
 }
 
-// resize sets the bank's capacity for a pool of n workers.
+// resize sets the cap on credit for a pool of n workers.
 func (fq *fairness[T, B]) resize(n int) {
 	fq.bankCap = fq.window * float64(n)
 	fq.bank = min(fq.bank, fq.bankCap)
@@ -131,9 +131,11 @@ func (fq *fairness[T, B]) join(f *flow[T, B], s *share[T, B], tenant string) {
 		if ts := fq.tenants[tenant]; ts != nil {
 			if ts.batches == 0 { // resting: it wakes
 				fq.resting.Remove(&ts.links)
-				fq.restWeight -= ts.weight
 			}
 			ts.weight, s = s.weight, ts
+			if most := fq.window * float64(s.weight); s.credit > most {
+				fq.refund(s, s.credit-most) // a lighter weight holds less
+			}
 		} else {
 			s.tenant = tenant
 			fq.tenants[tenant] = s
@@ -148,40 +150,35 @@ func (fq *fairness[T, B]) join(f *flow[T, B], s *share[T, B], tenant string) {
 const restingTenants = 1024
 
 // leave takes a finished batch's flow, which holds no job, out of its
-// share. A batch's share of its own is forgotten, and gives the credit it
-// has not used back to the bank. A tenant's share is forgotten with its
-// last batch too, but with a window it rests first: the pool remembers it,
-// so that a tenant that sends requests back to back is not taken for a
-// quiet one, and counts its weight in what fills the bank, until it is
-// owed a whole window (forgetting it then loses nothing) or more than
-// restingTenants rest.
+// share. A batch's share of its own is forgotten. A tenant's share is
+// forgotten with its last batch too, but with a window it rests first:
+// the pool remembers the restingTenants tenants that rested last, so
+// that a tenant that sends requests back to back is not taken for a new
+// one, and one that was quiet is credited from its own unused run time
+// rather than from the bank. A share with no job holds no credit (see
+// idled).
 func (fq *fairness[T, B]) leave(f *flow[T, B]) {
 	s := f.share
+	fq.idled(s)
 	if s.tenant != "" {
 		if s.batches--; s.batches > 0 {
 			return
 		}
 		if fq.window > 0 {
 			fq.resting.PushBack(&s.links)
-			fq.restWeight += s.weight
 			fq.forget()
 			return
 		}
 		delete(fq.tenants, s.tenant)
 	}
-	fq.deposit(s.credit)
-	fq.setCredit(s, 0)
 }
 
 // forget forgets the tenants that rested longest while more than
-// restingTenants rest, and those owed a whole window.
+// restingTenants rest.
 func (fq *fairness[T, B]) forget() {
-	for s := fq.resting.Front(); s != nil && (fq.resting.Len() > restingTenants || fq.clock-s.vt >= fq.window); s = fq.resting.Front() {
+	for s := fq.resting.Front(); s != nil && fq.resting.Len() > restingTenants; s = fq.resting.Front() {
 		fq.resting.Remove(&s.links)
-		fq.restWeight -= s.weight
 		delete(fq.tenants, s.tenant)
-		fq.deposit(s.credit)
-		fq.setCredit(s, 0)
 	}
 }
 
@@ -207,6 +204,9 @@ func (fq *fairness[T, B]) fix(f *flow[T, B]) {
 		} else {
 			fq.plain--
 		}
+	}
+	if !on {
+		fq.idled(s) // its last job may have been skipped or lost
 	}
 }
 
@@ -244,11 +244,11 @@ func (fq *fairness[T, B]) wake(s *share[T, B], seq uint64) {
 // place puts share s, which gets a job and has none waiting, in the fair
 // order, with a window. The pool's virtual clock is the greatest vt a
 // share was charged from: the run time per unit of weight that a share
-// backlogged all along would have received. A share behind it by lead
-// (the run time it left unused, per unit of weight, since its vt last
-// caught up) is credited as much of lead as it may, on top of the credit
-// it holds, and its vt moves up to the clock; a new share is owed the
-// whole window. A share holding credit runs its jobs ahead of the shares
+// backlogged all along would have received. A share is owed the run time
+// it left unused since its vt last caught up with the clock (a new share,
+// since the pool began), up to the window per unit of its weight; it is
+// credited what it is owed beyond the credit it holds, and its vt moves up
+// to the clock. A share holding credit runs its jobs ahead of the shares
 // that hold none, the one backlogged first first, and spends its credit on
 // them, by their estimated run time, until it has used it, and then
 // resumes at the clock: so a request that used less than its part lately
@@ -256,31 +256,69 @@ func (fq *fairness[T, B]) wake(s *share[T, B], seq uint64) {
 // a share that holds no credit has a job waiting, the credit pays for the
 // job's run time, which costs the share's vt nothing; while none has, the
 // job took nothing from one: it costs the share's vt, as any job, and the
-// credit goes back to the bank.
+// credit goes to the bank. A share that runs out of jobs gives the credit
+// it holds to the bank (see idled).
 //
-// A share holds at most the window per unit of its weight, and all shares
-// together at most the bank's capacity, the window times the workers. The
-// bank fills as the clock moves, by what a unit of weight receives, for
-// each unit of the resting tenants' weights (see leave) and one more, and
-// gets back the unused credit of the shares it forgets. So over any span
-// the credit used is at most the bank's capacity plus what those units
-// would receive, and a share backlogged all along keeps at least its
-// weight's fraction of the run time the pool gave in it, counting in the
-// fraction's whole the weights of the shares with jobs in the span, of the
-// resting tenants and one more, less the bank's capacity and a job per
-// share.
+// The bounds. The shares hold at most the window times the workers of
+// credit at once (lent). A share the pool knew is credited from what it
+// left unused, which a share backlogged all along received in its place:
+// over any span, such a share runs at most its weight's part of the run
+// time plus the credit it held at the start. A new share is credited from
+// the bank too, which holds at most the window times the workers and
+// fills as the clock moves by what a share of weight 1 receives, and by
+// the credit given back: new shares together run at most what one more
+// share of weight 1 would, plus the bank. So a share backlogged all along
+// keeps, over any span, at least its weight's fraction of the run time the
+// pool gave in it (counting in the fraction's whole the weights of the
+// shares with jobs in the span, and 1), less twice the window times the
+// workers and about a job per share.
 func (fq *fairness[T, B]) place(s *share[T, B]) {
-	w := float64(s.weight)
-	lead := (fq.clock - s.vt) * w
-	if lead <= 0 {
-		return
-	}
-	s.vt = fq.clock
-	if owed := min(lead, fq.window*w); owed > s.credit {
-		take := min(owed-s.credit, fq.bank)
+	owed := fq.owed(s)
+	if owed > s.credit {
+		take := max(0, min(owed-s.credit, fq.bankCap-fq.lent))
+		if !s.known {
+			take = min(take, fq.bank)
+			fq.bank -= take
+		}
 		fq.setCredit(s, s.credit+take)
-		fq.bank -= take
 	}
+	s.known, s.vt = true, max(s.vt, fq.clock)
+}
+
+// owed returns the credit share s, which has no job waiting, is owed: the
+// run time it left unused since its vt last caught up with the clock (for
+// a new share, since the pool began), up to the window per unit of its
+// weight.
+func (fq *fairness[T, B]) owed(s *share[T, B]) float64 {
+	return min(fq.window*float64(s.weight), max(0, (fq.clock-s.vt)*float64(s.weight)))
+}
+
+// willHold reports whether share s holds credit for a job it gets now,
+// once placed (see place), without placing it.
+func (fq *fairness[T, B]) willHold(s *share[T, B]) bool {
+	if s.queued > 0 || s.waiting.Len() > 0 || s.credit >= fq.owed(s) {
+		return fq.credited(s)
+	}
+	room := fq.bankCap - fq.lent
+	if !s.known {
+		room = min(room, fq.bank)
+	}
+	return room > 0
+}
+
+// idled is called as share s may have run out of jobs: a share with no job
+// holds no credit, which it gives back (to the bank, for new shares).
+func (fq *fairness[T, B]) idled(s *share[T, B]) {
+	if s.credit > 0 && s.idle() {
+		fq.refund(s, s.credit)
+	}
+}
+
+// refund takes c of the credit share s holds back, and gives it to the
+// bank.
+func (fq *fairness[T, B]) refund(s *share[T, B], c float64) {
+	fq.setCredit(s, s.credit-c)
+	fq.deposit(c)
 }
 
 // deposit gives unused credit back to the bank.
@@ -288,9 +326,10 @@ func (fq *fairness[T, B]) deposit(credit float64) {
 	fq.bank = min(fq.bankCap, fq.bank+credit)
 }
 
-// setCredit sets the credit share s holds to c, and counts the shares
-// holding credit and the runnable ones holding none.
+// setCredit sets the credit share s holds to c, and counts the credit
+// lent, the shares holding credit and the runnable ones holding none.
 func (fq *fairness[T, B]) setCredit(s *share[T, B], c float64) {
+	fq.lent += c - s.credit
 	if had, has := s.credit > 0, c > 0; had != has {
 		d := 1
 		if had {
@@ -337,14 +376,10 @@ const (
 func (fq *fairness[T, B]) charge(s *share[T, B]) (c cost, timed bool) {
 	fq.now = s.vt
 	if s.vt > fq.clock {
-		// The clock moves: the bank fills by what one unit of weight
-		// received, for each unit of the resting shares' weights and one
-		// more.
-		fq.deposit((s.vt - fq.clock) * float64(1+fq.restWeight))
+		// The clock moves: the bank fills by what a share of weight 1
+		// backlogged all along received.
+		fq.deposit(s.vt - fq.clock)
 		fq.clock = s.vt
-		if fq.resting.Len() > 0 {
-			fq.forget()
-		}
 	}
 	est := float64(fq.estimate(s))
 	paid := 0.0 // the run time the credit pays for
@@ -403,18 +438,20 @@ func (fq *fairness[T, B]) settle(s *share[T, B], c cost, ran int64, timed bool) 
 	} else {
 		ran = fq.estimate(s)
 	}
+	fq.idled(s)
 	fq.fixShare(s)
 	return ran
 }
 
-// refund takes back the charge c of a job of share s that never started.
-func (fq *fairness[T, B]) refund(s *share[T, B], c cost) {
+// unrun takes back the charge c of a job of share s that never started:
+// the credit it took goes back to the bank.
+func (fq *fairness[T, B]) unrun(s *share[T, B], c cost) {
 	s.running--
 	s.vt -= c.vt
-	fq.setCredit(s, s.credit+c.credit)
-	if !c.free {
-		fq.bank = max(0, fq.bank-c.credit) // it went back to the bank as the job was charged
+	if c.free {
+		fq.deposit(c.credit)
 	}
+	fq.idled(s)
 	fq.fixShare(s)
 }
 
@@ -494,6 +531,7 @@ func (fq *fairness[T, B]) unblock(w *queue.Waiter[task[T, B]]) {
 	if s.waiting.Len() == 0 {
 		fq.line(s).Remove(&s.links)
 	}
+	fq.idled(s)
 }
 
 // extract takes the blocked Submits of flow f out of its share's line and
@@ -504,6 +542,7 @@ func (fq *fairness[T, B]) extract(f *flow[T, B]) queue.Chain[queue.Waiter[task[T
 	if s.waiting.Len() == 0 && s.links.Listed() {
 		fq.line(s).Remove(&s.links)
 	}
+	fq.idled(s)
 	return c
 }
 

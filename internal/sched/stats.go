@@ -127,34 +127,11 @@ func (s *Scheduler[T, B]) FairLeftovers() string {
 	if n := len(fq.tenants) - fq.resting.Len(); n > 0 {
 		left = append(left, fmt.Sprintf("%d tenants", n))
 	}
-	var rest int64
-	fq.resting.Each(func(sh *share[T, B]) { rest += sh.weight })
-	if rest != fq.restWeight || fq.resting.Len() > restingTenants {
-		left = append(left, fmt.Sprintf("%d resting tenants of weight %d, counted %d", fq.resting.Len(), rest, fq.restWeight))
+	if fq.resting.Len() > restingTenants {
+		left = append(left, fmt.Sprintf("%d resting tenants", fq.resting.Len()))
 	}
-	if fq.blocked.Len() > 0 || fq.ahead.Len() > 0 {
-		left = append(left, "blocked shares")
-	}
-	if fq.bank < 0 || fq.bank > fq.bankCap || own.credit < 0 {
-		left = append(left, fmt.Sprintf("a bank of %v, of at most %v, and the pool's own share's credit %v", fq.bank, fq.bankCap, own.credit))
-	}
-	if fq.plain != 0 {
-		left = append(left, fmt.Sprintf("%d runnable shares without credit counted", fq.plain))
-	}
-	holders := 0
-	for _, sh := range fq.tenants {
-		if sh.credit > 0 {
-			holders++
-		}
-	}
-	if own.credit > 0 {
-		holders++
-	}
-	if holders != fq.holders {
-		left = append(left, fmt.Sprintf("%d shares holding credit, counted %d", holders, fq.holders))
-	}
-	if n := fq.runnable.len(); n > 0 {
-		left = append(left, fmt.Sprintf("%d runnable shares", n))
+	if fq.bank < 0 || fq.bank > fq.bankCap || fq.lent > 1e-3 || fq.lent < -1e-3 || fq.holders != 0 || fq.plain != 0 {
+		left = append(left, fmt.Sprintf("a bank of %v, of at most %v; %v ns of credit lent, to %d shares; %d runnable shares without credit counted", fq.bank, fq.bankCap, fq.lent, fq.holders, fq.plain))
 	}
 	if own.running != 0 || own.queued != 0 || own.waiting.Len() > 0 {
 		left = append(left, fmt.Sprintf("the pool's own share: %d running, %d queued", own.running, own.queued))
