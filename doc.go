@@ -270,9 +270,9 @@
 // part lately, a tenant between requests, is credited what it left unused,
 // up to the fair window (WithFairWindow, DefaultFairWindow), and runs
 // ahead of the backlogged shares until it has used it: a small request
-// beside a tenant with 2,000 jobs queued runs about as fast as alone,
-// while the credit of all quiet shares together stays bounded, so a
-// backlogged share keeps its part over time. WithErrorHandler reports a
+// beside a tenant with 2,000 jobs queued is not held behind them, while
+// the credit of all quiet shares together stays bounded, so a backlogged
+// share keeps its part over time. WithErrorHandler reports a
 // long-lived pool's failures as they happen, not only at its Wait;
 // WithoutPanicRecovery lets a job's panic crash the process instead of
 // failing the job. Resize changes a running pool's
@@ -358,11 +358,11 @@
 // (protoactor-go's actor: 2.0x and 4.0x, one allocation); with a
 // Segmented mailbox 0.44x, 0.64x and 1.00x. Mailbox costs are in the
 // table above; an idle actor adds 415 bytes to its goroutine. A pool made
-// WithFairShare costs 1.61x per no-op job what a first-come-first-served
-// one costs (130 against 81 ns), allocating nothing; beside a tenant with
-// 2,000 jobs queued, a quiet tenant's small requests see a p99 of 1.26x
-// (on a pool whose backlog holds them) to 1.81x (the default bound) their
-// p99 alone, against 73x and 3.3x first come, first served. WithMetrics, measured
+// WithFairShare costs 1.52x per no-op job what a first-come-first-served
+// one costs (112 against 74 ns), allocating nothing; beside a tenant with
+// 2,000 jobs queued, a quiet tenant's small requests see a p99 of 1.07x
+// (on a pool whose backlog holds them) to 1.99x (the default bound) their
+// p99 alone, against 69x and 3.1x first come, first served. WithMetrics, measured
 // apart (bench/results/metrics.txt), costs a pool nothing when absent;
 // with a Recorder that does nothing, a no-op job costs 2.5-2.7x (one
 // submitter) and 1.7-2.0x (eight), at GOMAXPROCS 2, 8 and 16, most of it
