@@ -145,10 +145,6 @@ func (fq *fairness[T, B]) join(f *flow[T, B], s *share[T, B], tenant string) {
 	f.share = s
 }
 
-// restingTenants is how many tenants with no batch a pool with a window
-// remembers at most (see leave).
-const restingTenants = 1024
-
 // leave takes a finished batch's flow, which holds no job, out of its
 // share. A batch's share of its own is forgotten. A tenant's share is
 // forgotten with its last batch too, but with a window it rests first:
@@ -169,15 +165,6 @@ func (fq *fairness[T, B]) leave(f *flow[T, B]) {
 			fq.forget()
 			return
 		}
-		delete(fq.tenants, s.tenant)
-	}
-}
-
-// forget forgets the tenants that rested longest while more than
-// restingTenants rest.
-func (fq *fairness[T, B]) forget() {
-	for s := fq.resting.Front(); s != nil && fq.resting.Len() > restingTenants; s = fq.resting.Front() {
-		fq.resting.Remove(&s.links)
 		delete(fq.tenants, s.tenant)
 	}
 }
@@ -239,115 +226,6 @@ func (fq *fairness[T, B]) wake(s *share[T, B], seq uint64) {
 		s.since = seq
 		fq.fixShare(s)
 	}
-}
-
-// place puts share s, which gets a job and has none waiting, in the fair
-// order, with a window. The pool's virtual clock is the greatest vt a
-// share was charged from: the run time per unit of weight that a share
-// backlogged all along would have received. A share is owed the run time
-// it left unused since its vt last caught up with the clock (a new share,
-// since the pool began), up to the window per unit of its weight; it is
-// credited what it is owed beyond the credit it holds, and its vt moves up
-// to the clock. A share holding credit runs its jobs ahead of the shares
-// that hold none, the one backlogged first first, and spends its credit on
-// them, by their estimated run time, until it has used it, and then
-// resumes at the clock: so a request that used less than its part lately
-// runs about as soon as alone, beside a share with a deep backlog. While
-// a share that holds no credit has a job waiting, the credit pays for the
-// job's run time, which costs the share's vt nothing; while none has, the
-// job took nothing from one: it costs the share's vt, as any job, and the
-// credit goes to the bank. A share that runs out of jobs gives the credit
-// it holds to the bank (see idled).
-//
-// The bounds. The shares hold at most the window times the workers of
-// credit at once (lent). A share the pool knew is credited from what it
-// left unused, which a share backlogged all along received in its place:
-// over any span, such a share runs at most its weight's part of the run
-// time plus the credit it held at the start. A new share is credited from
-// the bank too, which holds at most the window times the workers and
-// fills as the clock moves by what a share of weight 1 receives, and by
-// the credit given back: new shares together run at most what one more
-// share of weight 1 would, plus the bank. So a share backlogged all along
-// keeps, over any span, at least its weight's fraction of the run time the
-// pool gave in it (counting in the fraction's whole the weights of the
-// shares with jobs in the span, and 1), less twice the window times the
-// workers and about a job per share.
-func (fq *fairness[T, B]) place(s *share[T, B]) {
-	owed := fq.owed(s)
-	if owed > s.credit {
-		take := max(0, min(owed-s.credit, fq.bankCap-fq.lent))
-		if !s.known {
-			take = min(take, fq.bank)
-			fq.bank -= take
-		}
-		fq.setCredit(s, s.credit+take)
-	}
-	s.known, s.vt = true, max(s.vt, fq.clock)
-}
-
-// owed returns the credit share s, which has no job waiting, is owed: the
-// run time it left unused since its vt last caught up with the clock (for
-// a new share, since the pool began), up to the window per unit of its
-// weight.
-func (fq *fairness[T, B]) owed(s *share[T, B]) float64 {
-	return min(fq.window*float64(s.weight), max(0, (fq.clock-s.vt)*float64(s.weight)))
-}
-
-// willHold reports whether share s holds credit for a job it gets now,
-// once placed (see place), without placing it.
-func (fq *fairness[T, B]) willHold(s *share[T, B]) bool {
-	if s.queued > 0 || s.waiting.Len() > 0 || s.credit >= fq.owed(s) {
-		return fq.credited(s)
-	}
-	room := fq.bankCap - fq.lent
-	if !s.known {
-		room = min(room, fq.bank)
-	}
-	return room > 0
-}
-
-// idled is called as share s may have run out of jobs: a share with no job
-// holds no credit, which it gives back (to the bank, for new shares).
-func (fq *fairness[T, B]) idled(s *share[T, B]) {
-	if s.credit > 0 && s.idle() {
-		fq.refund(s, s.credit)
-	}
-}
-
-// refund takes c of the credit share s holds back, and gives it to the
-// bank.
-func (fq *fairness[T, B]) refund(s *share[T, B], c float64) {
-	fq.setCredit(s, s.credit-c)
-	fq.deposit(c)
-}
-
-// deposit gives unused credit back to the bank.
-func (fq *fairness[T, B]) deposit(credit float64) {
-	fq.bank = min(fq.bankCap, fq.bank+credit)
-}
-
-// setCredit sets the credit share s holds to c, and counts the credit
-// lent, the shares holding credit and the runnable ones holding none.
-func (fq *fairness[T, B]) setCredit(s *share[T, B], c float64) {
-	fq.lent += c - s.credit
-	if had, has := s.credit > 0, c > 0; had != has {
-		d := 1
-		if had {
-			d = -1
-		}
-		fq.holders += d
-		if s.at > 0 {
-			fq.plain -= d
-		}
-	}
-	s.credit = c
-}
-
-// credited reports whether share s holds credit for more than the
-// estimated run time of the jobs it has waiting: its blocked Submits then
-// take their turns ahead (see fairness).
-func (fq *fairness[T, B]) credited(s *share[T, B]) bool {
-	return s.credit > float64(s.queued)*float64(fq.estimate(s))
 }
 
 // floor returns the least vt of the runnable shares, or now if none is.
@@ -462,106 +340,4 @@ func ewma(m, x int64) int64 {
 		return x
 	}
 	return m + (x-m)/8
-}
-
-// block puts w, a Submit blocked on a full pool, in line: its share joins
-// the blocked ones, last, if it was not among them (ahead of them, if it
-// holds credit).
-func (fq *fairness[T, B]) block(w *queue.Waiter[task[T, B]], seq uint64) {
-	s := w.Msg.f.share
-	fq.wake(s, seq)
-	if s.waiting.Len() == 0 {
-		s.turns = s.weight
-		if fq.credited(s) {
-			fq.ahead.PushBack(&s.links)
-		} else {
-			fq.blocked.PushBack(&s.links)
-		}
-	}
-	s.waiting.PushBack(&w.Links)
-}
-
-// nextBlocked returns the blocked Submit that the room a job frees goes to
-// next, or nil if there is none: the oldest of the share whose turn it is.
-func (fq *fairness[T, B]) nextBlocked() *queue.Waiter[task[T, B]] {
-	s := fq.ahead.Front()
-	if s == nil {
-		s = fq.blocked.Front()
-	}
-	if s != nil {
-		return s.waiting.Front()
-	}
-	return nil
-}
-
-// line returns the list of blocked shares that s, which has a blocked
-// Submit, is in.
-func (fq *fairness[T, B]) line(s *share[T, B]) *queue.List[share[T, B]] {
-	if s.links.In(&fq.ahead) {
-		return &fq.ahead
-	}
-	return &fq.blocked
-}
-
-// admitted takes w, the Submit nextBlocked returned, out of its share's
-// line: its share's turn ends after weight of them, and its place ahead
-// once it has admitted as much as its credit pays for.
-func (fq *fairness[T, B]) admitted(w *queue.Waiter[task[T, B]]) {
-	s := w.Msg.f.share
-	s.waiting.Remove(&w.Links)
-	l := fq.line(s)
-	switch s.turns--; {
-	case s.waiting.Len() == 0:
-		l.Remove(&s.links)
-	case l == &fq.ahead && !fq.credited(s):
-		s.turns = s.weight
-		l.Remove(&s.links)
-		fq.blocked.PushBack(&s.links)
-	case s.turns == 0:
-		s.turns = s.weight
-		l.Remove(&s.links)
-		l.PushBack(&s.links)
-	}
-}
-
-// unblock takes w, a Submit that gave up, out of its share's line.
-func (fq *fairness[T, B]) unblock(w *queue.Waiter[task[T, B]]) {
-	s := w.Msg.f.share
-	s.waiting.Remove(&w.Links)
-	if s.waiting.Len() == 0 {
-		fq.line(s).Remove(&s.links)
-	}
-	fq.idled(s)
-}
-
-// extract takes the blocked Submits of flow f out of its share's line and
-// returns them.
-func (fq *fairness[T, B]) extract(f *flow[T, B]) queue.Chain[queue.Waiter[task[T, B]]] {
-	s := f.share
-	c := s.waiting.Extract(func(w *queue.Waiter[task[T, B]]) bool { return w.Msg.f == f })
-	if s.waiting.Len() == 0 && s.links.Listed() {
-		fq.line(s).Remove(&s.links)
-	}
-	fq.idled(s)
-	return c
-}
-
-// detach takes every blocked Submit out of line, and returns them. It
-// costs O(Submits blocked): the pool is closing.
-func (fq *fairness[T, B]) detach() queue.Chain[queue.Waiter[task[T, B]]] {
-	var all queue.Chain[queue.Waiter[task[T, B]]]
-	for _, l := range []*queue.List[share[T, B]]{&fq.ahead, &fq.blocked} {
-		for s := l.Front(); s != nil; s = l.Front() {
-			c := s.waiting.TakeAll()
-			all.Append(&c)
-			l.Remove(&s.links)
-		}
-	}
-	return all
-}
-
-// eachBlocked calls f for each share with a blocked Submit.
-func (fq *fairness[T, B]) eachBlocked(f func(*share[T, B])) {
-	fq.ahead.Each(f)
-	fq.blocked.Each(f)
 }
