@@ -35,6 +35,16 @@ func quietRequest(t *testing.T, p *crew.Pool[crew.Job], log *startLog, name stri
 	return time.Since(start)
 }
 
+// fairGroup makes a group of n workers WithFairShare and opts, with
+// WithFairWindow(window), or the default window if window is negative.
+func fairGroup(n int, window time.Duration, opts ...crew.Option) *crew.Pool[crew.Job] {
+	opts = append(opts, crew.WithFairShare())
+	if window >= 0 {
+		opts = append(opts, crew.WithFairWindow(window))
+	}
+	return crew.NewGroup(n, opts...)
+}
+
 // A quiet tenant's request beside a tenant with a deep backlog: with the
 // default window, its jobs take every worker freed after it came, so it
 // ends about as soon as alone; with none, it gets half of them.
@@ -43,11 +53,7 @@ func TestAQuietTenantsRequestOvertakesABackloggedOne(t *testing.T) {
 		name := map[bool]string{true: "the default window: it goes first", false: "no window: it alternates with the backlog"}[window < 0]
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				opts := []crew.Option{crew.WithFairShare(), crew.WithQueueSize(1000)} // the pool holds the whole backlog
-				if window >= 0 {
-					opts = append(opts, crew.WithFairWindow(window))
-				}
-				p := crew.NewGroup(4, opts...)
+				p := fairGroup(4, window, crew.WithQueueSize(1000)) // the pool holds the whole backlog
 				var log startLog
 				noisy := startFeed(p, "noisy", 2000, time.Millisecond, &log, crew.WithTenant("noisy"))
 				time.Sleep(50*time.Millisecond + time.Microsecond) // the noisy tenant's backlog builds; jobs end on the millisecond
@@ -188,12 +194,7 @@ func TestAQuietTenantsBlockedSubmitsAreLetInFirst(t *testing.T) {
 		name := map[bool]string{true: "the default window: let in first", false: "no window: in turn"}[window < 0]
 		t.Run(name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				// The default bound: 2 workers hold 6 jobs.
-				opts := []crew.Option{crew.WithFairShare()}
-				if window >= 0 {
-					opts = append(opts, crew.WithFairWindow(window))
-				}
-				p := crew.NewGroup(2, opts...)
+				p := fairGroup(2, window) // the default bound: 2 workers hold 6 jobs
 				var log startLog
 				ctx := context.Background()
 				noisy, nctx := p.NewBatch(ctx, crew.WithTenant("noisy"))
@@ -268,11 +269,7 @@ func TestARequestsLaterSubmitsAreNotStarvedByNewRequests(t *testing.T) {
 	for _, window := range []time.Duration{-1, 0} {
 		t.Run(map[bool]string{true: "the default window", false: "no window"}[window < 0], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				opts := []crew.Option{crew.WithFairShare()} // the default bound: 2 workers hold 6 jobs
-				if window >= 0 {
-					opts = append(opts, crew.WithFairWindow(window))
-				}
-				p := crew.NewGroup(2, opts...)
+				p := fairGroup(2, window) // the default bound: 2 workers hold 6 jobs
 				var log startLog
 				var bigStarted atomic.Int64
 				stop := make(chan struct{})
@@ -377,11 +374,7 @@ func TestAFullPoolKeepsRoomForAQuietRequestsNextSubmits(t *testing.T) {
 	for _, window := range []time.Duration{-1, 0} {
 		t.Run(map[bool]string{true: "the default window", false: "no window"}[window < 0], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				opts := []crew.Option{crew.WithFairShare()} // the default bound: 2 workers hold 6 jobs
-				if window >= 0 {
-					opts = append(opts, crew.WithFairWindow(window))
-				}
-				p := crew.NewGroup(2, opts...)
+				p := fairGroup(2, window) // the default bound: 2 workers hold 6 jobs
 				noisy, nctx := p.NewBatch(context.Background(), crew.WithTenant("noisy"))
 				var submitters sync.WaitGroup
 				for range 4 {

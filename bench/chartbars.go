@@ -6,9 +6,7 @@ import (
 	"slices"
 
 	"gonum.org/v1/plot"
-	"gonum.org/v1/plot/font"
 	"gonum.org/v1/plot/plotter"
-	"gonum.org/v1/plot/text"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 )
@@ -118,13 +116,8 @@ func (b barChart) plottable(v float64) bool {
 // largest value, widened to leave room for the figure written beyond it,
 // measured against an estimate of a panel's width.
 func (b barChart) valueRange(panel barPanel) (lo, hi float64) {
-	labelSty := text.Style{Font: font.From(plot.DefaultFont, 9), Handler: plot.DefaultTextHandler}
-	nameSty := text.Style{Font: font.From(plot.DefaultFont, 10), Handler: plot.DefaultTextHandler}
-	var names vg.Length
-	for _, name := range b.names {
-		names = max(names, nameSty.Width(name))
-	}
-	width := (b.width - names - vg.Points(40)) / vg.Length(len(b.panels))
+	labelSty := figureStyle()
+	width := panelWidth(b.width, b.names, len(b.panels))
 	lo, hi, need := math.Inf(1), 0.0, 0.0
 	for _, values := range panel.values {
 		for _, v := range values {

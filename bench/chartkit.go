@@ -138,13 +138,8 @@ func (d dotChart) plottable(v float64) bool {
 // reference's, widened on each side to leave room for the figures written
 // beside the dots, measured against an estimate of a panel's width.
 func (d dotChart) valueRange() (lo, hi float64) {
-	labelSty := text.Style{Font: font.From(plot.DefaultFont, 9), Handler: plot.DefaultTextHandler}
-	nameSty := text.Style{Font: font.From(plot.DefaultFont, 10), Handler: plot.DefaultTextHandler}
-	var names vg.Length
-	for _, name := range d.names {
-		names = max(names, nameSty.Width(name))
-	}
-	panel := (d.width - names - vg.Points(40)) / vg.Length(len(d.panels))
+	labelSty := figureStyle()
+	panel := panelWidth(d.width, d.names, len(d.panels))
 	lo, hi = math.Inf(1), math.Inf(-1)
 	if d.ref > 0 {
 		lo, hi = d.ref, d.ref
@@ -307,4 +302,20 @@ func rowTicks(p *plot.Plot, names []string, first bool) {
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks)
 	p.Y.Tick.Length, p.Y.Width = 0, 0
 	p.Y.Tick.Label.Font.Size = vg.Points(10)
+}
+
+// figureStyle is the style of the figures written beside dots and bars.
+func figureStyle() text.Style {
+	return text.Style{Font: font.From(plot.DefaultFont, 9), Handler: plot.DefaultTextHandler}
+}
+
+// panelWidth estimates the width of each of panels panels side by side in
+// a chart width wide whose rows are named names, on the leftmost.
+func panelWidth(width vg.Length, names []string, panels int) vg.Length {
+	nameSty := text.Style{Font: font.From(plot.DefaultFont, 10), Handler: plot.DefaultTextHandler}
+	var widest vg.Length
+	for _, name := range names {
+		widest = max(widest, nameSty.Width(name))
+	}
+	return (width - widest - vg.Points(40)) / vg.Length(panels)
 }

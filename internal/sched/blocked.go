@@ -129,13 +129,14 @@ func (s *Scheduler[T, B]) plainBound() int {
 // share's blocked; for one that will hold none, at plainBound or with a
 // Submit blocked. s.mu is held.
 func (s *Scheduler[T, B]) fairFull(f *flow[T, B]) bool {
-	if s.held < s.plainBound() && s.nblocked == 0 {
+	plain := s.held >= s.plainBound() || s.nblocked > 0
+	if !plain {
 		return false
 	}
 	if sh := f.share; sh.waiting.Len() == 0 && s.fair.willHold(sh) {
 		return s.held >= s.limit || s.fair.ahead.Len() > 0
 	}
-	return s.held >= s.plainBound() || s.nblocked > 0
+	return plain
 }
 
 // admitBound returns the most jobs the pool holds as it lets blocked

@@ -69,10 +69,10 @@ func (fq *fairness[T, B]) owed(s *share[T, B]) float64 {
 	return min(fq.window*float64(s.weight), max(0, (fq.clock-s.vt)*float64(s.weight)))
 }
 
-// willHold reports whether share s holds credit for a job it gets now,
-// once placed (see place), without placing it.
+// willHold reports whether share s, with no Submit blocked, holds credit
+// for a job it gets now, once placed (see place), without placing it.
 func (fq *fairness[T, B]) willHold(s *share[T, B]) bool {
-	if s.queued > 0 || s.waiting.Len() > 0 || s.credit >= fq.owed(s) {
+	if s.queued > 0 || s.credit >= fq.owed(s) { // not placed anew, or placed with no more credit
 		return fq.credited(s)
 	}
 	room := fq.bankCap - fq.lent
