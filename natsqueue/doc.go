@@ -16,22 +16,23 @@
 //
 // Every job told is run at least once, and exactly once per successful
 // handler run while no process dies and no acknowledgement is lost.
-// Otherwise at least once, dead letters included: a server that dies
-// before an acknowledgement reaches it delivers the job again, and after a
-// server is killed a job's delivery count, which WithMaxDeliveries limits,
-// can go back. On a JetStream cluster, WithReplicas(3) keeps every job
-// through the loss of any one server; jobs that were on their way to a
-// process through the lost server, or from the consumer's lost leader,
-// run after AckWait. A job
-// is acknowledged after its handler returns nil. An error or a panic is
+// Otherwise at least once, dead letters included: a server that dies before
+// an acknowledgement reaches it delivers the job again, and after a server
+// is killed a job's delivery count, which WithMaxDeliveries limits, can go
+// back. On a JetStream cluster, WithReplicas(3) keeps every job through the
+// loss of any one server; jobs that were on their way to a process through
+// the lost server, or from the consumer's lost leader, run after AckWait. A
+// job is acknowledged after its handler returns nil. An error or a panic is
 // retried after a backoff; Permanent(err), an undecodable message, or a
 // failure on the last allowed delivery ends the job as a dead letter. A
 // process that dies holds its jobs for AckWait, after which they run
 // elsewhere; a job Serve holds, waiting or running, is kept from
-// redelivery. On the end of its context, Serve stops pulling and runs and
-// acknowledges the jobs it took before it returns. Tell retries a publish
-// whose acknowledgement was lost with the same message ID, within the
-// stream's duplicate window, so the server stores the job once.
+// redelivery. On the end of its context, Serve stops pulling, runs and
+// acknowledges the jobs it took, and returns once the server has received
+// the acknowledgements; the server applies them to the consumer a moment
+// later. Tell retries a publish whose acknowledgement was lost with the
+// same message ID, within the stream's duplicate window, so the server
+// stores the job once.
 //
 // # Defaults
 //

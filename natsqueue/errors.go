@@ -2,6 +2,8 @@ package natsqueue
 
 import (
 	"errors"
+	"fmt"
+	"strings"
 )
 
 var (
@@ -39,3 +41,18 @@ func isPermanent(err error) bool {
 	var p *permanentError
 	return errors.As(err, &p)
 }
+
+// An openError is an error of Open's about the queue called name. Its text
+// is "natsqueue: Open <name>: " and err's without the "natsqueue: " that
+// begins a sentinel's such as ErrIncompatible, so that the prefix comes
+// once; errors.Is and errors.As see err.
+type openError struct {
+	name string
+	err  error
+}
+
+func (e *openError) Error() string {
+	return fmt.Sprintf("natsqueue: Open %q: %s", e.name, strings.TrimPrefix(e.err.Error(), "natsqueue: "))
+}
+
+func (e *openError) Unwrap() error { return e.err }

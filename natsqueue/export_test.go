@@ -2,6 +2,8 @@ package natsqueue
 
 import (
 	"context"
+	"testing"
+	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 )
@@ -21,3 +23,11 @@ func WrapDepthQuery[T any](q *Queue[T], wrap func(func(context.Context) (*jetstr
 
 // Subject returns the subject q's jobs are published on.
 func Subject[T any](q *Queue[T]) string { return q.subject }
+
+// SetLeaderWait sets Open's wait for leaders when its ctx has no deadline
+// to d until t's cleanup. Tests that call it must not run in parallel.
+func SetLeaderWait(t testing.TB, d time.Duration) {
+	old := leaderWait
+	leaderWait = d
+	t.Cleanup(func() { leaderWait = old })
+}

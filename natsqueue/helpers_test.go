@@ -1,8 +1,10 @@
 package natsqueue_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -50,6 +52,84 @@ func connect(t testing.TB, s *server.Server) jetstream.JetStream {
 	require.NoError(t, err)
 	return js
 }
+
+// connectThrough returns a JetStream client of s whose connection goes
+// through link and closes at t's cleanup; it does not reconnect.
+func connectThrough(t testing.TB, s *server.Server, link *holdingLink) jetstream.JetStream {
+	t.Helper()
+	nc, err := nats.Connect(s.ClientURL(), nats.SetCustomDialer(link), nats.NoReconnect())
+	require.NoError(t, err)
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	return js
+}
+
+// A holdingLink dials the server for one nats.Conn, and can hold what the
+// client writes as a process's buffers do before it reaches the server:
+// after hold, what the client writes is kept until it sends a PING (asks
+// the server for a round trip, as Flush does), and then goes out with it.
+// cut closes the connection, and what is held is lost, as when a process
+// exits.
+type holdingLink struct {
+	mu      sync.Mutex // guards conn, holding, held
+	conn    net.Conn
+	holding bool
+	held    []byte
+}
+
+// Dial is nats.CustomDialer's.
+func (l *holdingLink) Dial(network, address string) (net.Conn, error) {
+	c, err := net.Dial(network, address)
+	if err != nil {
+		return nil, err
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.conn = c
+	return heldConn{Conn: c, l: l}, nil
+}
+
+func (l *holdingLink) hold() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.holding = true
+}
+
+func (l *holdingLink) cut() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.held = nil
+	_ = l.conn.Close()
+}
+
+// write writes p to c, or holds it.
+func (l *holdingLink) write(c net.Conn, p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.holding {
+		return c.Write(p)
+	}
+	l.held = append(l.held, p...)
+	if !bytes.Contains(l.held, []byte("PING\r\n")) {
+		return len(p), nil
+	}
+	l.holding = false
+	held := l.held
+	l.held = nil
+	if _, err := c.Write(held); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// A heldConn is a connection through a holdingLink.
+type heldConn struct {
+	net.Conn
+	l *holdingLink
+}
+
+func (c heldConn) Write(p []byte) (int, error) { return c.l.write(c.Conn, p) }
 
 // open starts a server and opens a queue of ints on it.
 func open(t testing.TB, opts ...natsqueue.Option) (*server.Server, jetstream.JetStream, *natsqueue.Queue[int]) {

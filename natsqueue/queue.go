@@ -66,27 +66,39 @@ type Queue[T any] struct {
 // server's (Serve enforces WithMaxDeliveries) and the server's default
 // MaxAckPending (1,000 jobs taken at once across all processes).
 //
+// Open waits for JetStream's leaders: a cluster that has just started, or
+// has lost a majority of its servers, answers no request until it has
+// elected a leader, and a replicated stream or consumer none until it has
+// elected its own. Open sends its requests again until they are answered,
+// for as long as ctx allows, or for at most 30 s if ctx has no deadline;
+// then it returns an error that says no leader was elected, wrapping ctx's
+// error or its own deadline's (context.DeadlineExceeded).
+//
 // Options: WithAckWait, WithCodec, WithDepthTTL and WithReplicas; the
-// others panic. If a
-// stream or consumer of these names exists with a configuration the queue
-// cannot use (another retention, no such subject, another AckWait, or a
-// setting that deletes jobs not yet run: a MaxAge, a limit with
-// DiscardOld, memory storage), or another consumer of the stream takes the
-// same jobs, Open returns an error wrapping ErrIncompatible and changes
-// nothing. Other errors are the server's or the connection's, wrapped.
+// others panic. If a stream or consumer of these names exists with a
+// configuration the queue cannot use (another retention, no such subject,
+// another AckWait, or a setting that deletes jobs not yet run: a MaxAge, a
+// limit with DiscardOld, memory storage), or another consumer of the
+// stream takes the same jobs, Open returns an error wrapping
+// ErrIncompatible and changes nothing. Other errors are the server's or
+// the connection's, wrapped.
 func Open[T any](ctx context.Context, js jetstream.JetStream, name string, opts ...Option) (*Queue[T], error) {
 	if js == nil {
 		panic("natsqueue: Open: nil JetStream")
 	}
 	o := collect("Open", openOpts, opts)
 	subject := "natsqueue." + name
-	stream, err := openStream(ctx, js, name, subject, o.replicas)
+	var stream jetstream.Stream
+	var cons jetstream.Consumer
+	err := untilLed(ctx, func(ctx context.Context) (err error) {
+		if stream, err = openStream(ctx, js, name, subject, o.replicas); err != nil {
+			return err
+		}
+		cons, err = openConsumer(ctx, stream, subject, o.ackWait)
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("natsqueue: Open %q: %w", name, err)
-	}
-	cons, err := openConsumer(ctx, stream, subject, o.ackWait)
-	if err != nil {
-		return nil, fmt.Errorf("natsqueue: Open %q: %w", name, err)
+		return nil, &openError{name: name, err: err}
 	}
 	dups := stream.CachedInfo().Config.Duplicates
 	if dups <= 0 {

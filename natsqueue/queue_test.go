@@ -2,6 +2,7 @@ package natsqueue_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -49,7 +50,9 @@ func TestOpenRefusesAnIncompatibleStreamAndLeavesIt(t *testing.T) {
 
 	_, err = natsqueue.Open[int](ctx(t), js, "jobs")
 	require.ErrorIs(t, err, natsqueue.ErrIncompatible)
-	assert.Contains(t, err.Error(), "retention")
+	assert.EqualError(t, err, `natsqueue: Open "jobs": incompatible stream or consumer: stream has retention Limits, not WorkQueue`,
+		"the prefix once, the sentinel's words after it")
+	assert.EqualError(t, natsqueue.ErrIncompatible, "natsqueue: incompatible stream or consumer", "the sentinel's text is kept")
 
 	stream, err := js.Stream(ctx(t), "jobs")
 	require.NoError(t, err)
@@ -98,6 +101,7 @@ func TestOpenRefusesAStreamThatDropsJobs(t *testing.T) {
 			_, err = natsqueue.Open[int](ctx(t), js, "jobs")
 			require.ErrorIs(t, err, natsqueue.ErrIncompatible)
 			assert.Contains(t, err.Error(), tc.says)
+			assert.Equal(t, 1, strings.Count(err.Error(), "natsqueue:"), "the prefix once: %v", err)
 			stream, err := js.Stream(ctx(t), "jobs")
 			require.NoError(t, err)
 			assert.Zero(t, stream.CachedInfo().State.Consumers, "no consumer added")

@@ -100,7 +100,9 @@ func (r *runner[T]) call(ctx context.Context, job T) (err error) {
 	}
 	defer func() {
 		if v := recover(); v != nil {
-			err = fmt.Errorf("natsqueue: handler panicked: %v\n%s", v, debug.Stack())
+			// No "natsqueue: ": a dead letter's reason wraps it in
+			// ErrTooManyDeliveries, whose text begins so.
+			err = fmt.Errorf("handler panicked: %v\n%s", v, debug.Stack())
 		}
 		if r.rec != nil {
 			r.rec.Observe(RunTime, time.Since(start))

@@ -18,7 +18,8 @@ const (
 	// how long Serve takes to notice the end of its context when idle.
 	fetchMaxWait = 500 * time.Millisecond
 	// flushTimeout bounds Serve's final wait for the server to have
-	// received its acknowledgements.
+	// received its acknowledgements (a flush: the server has read them,
+	// and applies them to the consumer a moment later).
 	flushTimeout = 10 * time.Second
 	// noRespondersChecks is how many pulls in a row may find no consumer
 	// answering (the server restarting, or the consumer deleted) before
@@ -47,10 +48,17 @@ const (
 //
 // handle receives a context with ctx's values, and its delivery (see
 // DeliveryFrom: the attempt, the job's message ID), that is not canceled
-// when ctx ends: once ctx ends, Serve stops pulling, lets the jobs it holds run to
-// completion, acknowledges them, waits for the server to have received the
-// acknowledgements, and returns nil: within half a second plus the time its
-// held jobs take. A lost connection or a restarting server does not end
+// when ctx ends: once ctx ends, Serve stops pulling, lets the jobs it
+// holds run to completion, acknowledges them, and returns nil once the
+// server its connection is on has received every acknowledgement it sent
+// (a round trip on the connection, so that the process may exit at once
+// without losing one): within half a second plus the time its held jobs
+// take. The server applies an acknowledgement to the consumer a moment
+// after it receives it, on a goroutine of its own (on a cluster, once the
+// consumer's leader has it), so the consumer's counts read just after
+// Serve returns (NumAckPending, a Queue's Len) may still include jobs
+// Serve acknowledged; DoubleAck, which waits for that, would halve Serve's
+// throughput. A lost connection or a restarting server does not end
 // Serve: it pulls again once nats.go has reconnected. On a cluster, losing
 // the consumer's leader or the server Serve's connection is on can lose
 // its pull request, which nats.go then waits for until its expiry plus a

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -111,4 +112,18 @@ func TestServeTermsADeadLetterWithTheFirstLineOfItsReason(t *testing.T) {
 	var adv server.JSConsumerDeliveryTerminatedAdvisory
 	require.NoError(t, json.Unmarshal(m.Data, &adv))
 	assert.Equal(t, "permanent: bad job", adv.Reason)
+}
+
+func TestServeDeadLettersAJobThatPanicsOnItsLastDeliveryWithThePrefixOnce(t *testing.T) {
+	_, _, q := open(t)
+	tellAll(t, q, 1)
+	dl := newDeadLetters()
+	stop := serving(t, q, 1, func(context.Context, int) error { panic("boom") },
+		natsqueue.WithDeadLetters(dl.sink), natsqueue.WithMaxDeliveries(1))
+	d := dl.next(t)
+	require.NoError(t, stop())
+	assert.ErrorIs(t, d.Reason, natsqueue.ErrTooManyDeliveries)
+	reason, stack, _ := strings.Cut(d.Reason.Error(), "\n")
+	assert.Equal(t, "natsqueue: too many deliveries: failed on delivery 1 of 1: handler panicked: boom", reason)
+	assert.Contains(t, stack, "goroutine", "the panic's stack follows")
 }

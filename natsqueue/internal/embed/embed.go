@@ -24,6 +24,33 @@ const ReadyTimeout = 30 * time.Second
 // connections and the cluster has elected its meta leader. On an error,
 // the servers it started are shut down.
 func Cluster(n int, dir string) ([]*server.Server, error) {
+	servers, err := NewCluster(n, dir)
+	if err != nil {
+		return nil, err
+	}
+	if err := Start(servers...); err != nil {
+		return nil, err
+	}
+	// The servers elect a meta leader once their routes are up; there is
+	// no event to wait on, so look every few milliseconds.
+	for deadline := time.Now().Add(ReadyTimeout); ; time.Sleep(10 * time.Millisecond) {
+		for _, s := range servers {
+			if s.JetStreamIsLeader() && len(s.JetStreamClusterPeers()) == n {
+				return servers, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			Stop(servers...)
+			return nil, fmt.Errorf("no JetStream meta leader of %d servers after %v", n, ReadyTimeout)
+		}
+	}
+}
+
+// NewCluster makes, and does not start, n servers with JetStream on
+// 127.0.0.1 that form one JetStream cluster once a majority of them has
+// started (see Start), on random free ports, each with its store in a
+// directory of its own under dir.
+func NewCluster(n int, dir string) ([]*server.Server, error) {
 	if n < 1 {
 		return nil, fmt.Errorf("a cluster of %d servers", n)
 	}
@@ -36,11 +63,7 @@ func Cluster(n int, dir string) ([]*server.Server, error) {
 		ports[i] = p
 	}
 	name := fmt.Sprintf("natsqueue-%d", time.Now().UnixNano())
-	var servers []*server.Server
-	fail := func(err error) ([]*server.Server, error) {
-		Stop(servers...)
-		return nil, err
-	}
+	servers := make([]*server.Server, n)
 	for i := range n {
 		var routes []*url.URL
 		for j, p := range ports {
@@ -60,28 +83,28 @@ func Cluster(n int, dir string) ([]*server.Server, error) {
 			NoSigs:     true,
 		})
 		if err != nil {
-			return fail(err)
+			return nil, err
 		}
+		servers[i] = s
+	}
+	return servers, nil
+}
+
+// Start starts the servers and returns once each accepts connections; a
+// server of a cluster does so before the cluster has a meta leader. If
+// one is not ready within ReadyTimeout, it shuts them all down and returns
+// an error.
+func Start(servers ...*server.Server) error {
+	for _, s := range servers {
 		s.Start()
-		servers = append(servers, s)
 	}
 	for _, s := range servers {
 		if !s.ReadyForConnections(ReadyTimeout) {
-			return fail(fmt.Errorf("server not ready for connections after %v", ReadyTimeout))
+			Stop(servers...)
+			return fmt.Errorf("server not ready for connections after %v", ReadyTimeout)
 		}
 	}
-	// The servers elect a meta leader once their routes are up; there is
-	// no event to wait on, so look every few milliseconds.
-	for deadline := time.Now().Add(ReadyTimeout); ; time.Sleep(10 * time.Millisecond) {
-		for _, s := range servers {
-			if s.JetStreamIsLeader() && len(s.JetStreamClusterPeers()) == n {
-				return servers, nil
-			}
-		}
-		if time.Now().After(deadline) {
-			return fail(fmt.Errorf("no JetStream meta leader of %d servers after %v", n, ReadyTimeout))
-		}
-	}
+	return nil
 }
 
 // Stop shuts the servers down and waits until they have.
