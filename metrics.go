@@ -111,7 +111,10 @@ type Gauges struct {
 type Event uint8
 
 // The events. For a pool, once Wait has returned, Submitted = Completed +
-// Skipped + Dropped. For an actor or a router, Submitted counts the
+// Skipped + Dropped, and each count equals its field of Pool.Stats
+// (Submitted, Completed, Failed, Panicked, Canceled, Dropped): both count
+// every job of the pool and of its batches, those a job ran inline
+// included. For an actor or a router, Submitted counts the
 // messages told (accepted by Tell or Broadcast; a keyed router's, as its
 // Tell accepts them), Completed those handled, and Dropped its dead
 // letters, a refused Tell's included: those were never Submitted, so

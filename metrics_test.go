@@ -535,3 +535,46 @@ func TestAJobWhosePanicsHandlerCallsGoexitIsMeteredAsCompleted(t *testing.T) {
 		assert.Len(t, src.observed(crew.RunTime), 1)
 	})
 }
+
+// A pool's Stats and its Metrics count the same jobs, those its batches'
+// jobs ran inline included, so that a dashboard built on one and an alert
+// built on the other agree once Wait has returned.
+func TestAPoolsStatsAndMetricsCountTheSameJobs(t *testing.T) {
+	m := &metered{}
+	p := crew.NewGroup(1, crew.WithQueueSize(1), crew.WithMetrics(m))
+	b, bctx := p.NewBatch(context.Background())
+	require.NoError(t, b.Submit(bctx, func(ctx context.Context) error {
+		// The pool holds this job and the next; it is full, so the
+		// batch's job runs the second inline. It panics, which skips
+		// the one queued and refuses the third.
+		_ = b.Submit(ctx, failsWith(errors.New("no")))
+		_ = b.Submit(ctx, func(context.Context) error { panic("kaboom") })
+		_ = b.Submit(ctx, failsWith(errors.New("no")))
+		return nil
+	}))
+	require.Error(t, b.Wait())
+	require.NoError(t, p.Submit(context.Background(), func(ctx context.Context) error {
+		_ = p.Submit(ctx, failsWith(errors.New("no")))    // queued
+		return p.Submit(ctx, failsWith(errors.New("no"))) // the pool is full: run inline
+	}))
+	require.Error(t, p.Wait())
+	s, src := p.Stats(), m.only(t)
+	bs := b.Stats()
+	for _, c := range []struct {
+		name  string
+		stats int64
+		event crew.Event
+	}{
+		{"Submitted", s.Submitted, crew.EventSubmitted},
+		{"Completed", s.Completed, crew.EventCompleted},
+		{"Failed", s.Failed, crew.EventFailed},
+		{"Panicked", s.Panicked, crew.EventPanicked},
+		{"Canceled", s.Canceled, crew.EventSkipped},
+		{"Dropped", s.Dropped, crew.EventDropped},
+	} {
+		assert.EqualValues(t, src.count(c.event), c.stats, "Stats.%s against the Recorder's %s", c.name, c.event)
+	}
+	assert.Positive(t, bs.Inline, "the batch's jobs ran some inline")
+	assert.Equal(t, bs.Inline+1, s.Inline, "the pool's Inline: its batch's, and its own job's")
+	assert.Equal(t, s.Submitted, s.Completed+s.Canceled+s.Dropped)
+}

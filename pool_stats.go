@@ -1,12 +1,16 @@
 package crew
 
 // PoolStats is a snapshot of a pool's counters, from Pool.Stats, its
-// batches' jobs included (but for those a batch's job ran inline: see
-// BatchStats), and the retired workers' (Resize) in the totals. The totals
-// are read at one instant; while the pool runs, PerWorker is read after
-// them (the jobs each worker ran at a second instant, the jobs its jobs
-// ran inline one worker after another), so it may disagree with them by
-// the few jobs that ended meanwhile. After Wait every figure is exact.
+// batches' jobs included (those a batch's job ran inline too), and the
+// retired workers' (Resize) in the totals. It counts the same jobs as the
+// pool's Metrics: after Wait, Submitted, Completed, Failed, Panicked,
+// Canceled and Dropped equal the Recorder's EventSubmitted,
+// EventCompleted, EventFailed, EventPanicked, EventSkipped and
+// EventDropped. The totals are read at one instant; while the pool runs,
+// PerWorker is read after them (the jobs each worker ran at a second
+// instant, the jobs its jobs ran inline one worker after another), so it
+// may disagree with them by the few jobs that ended meanwhile. After Wait
+// every figure is exact.
 type PoolStats struct {
 	Workers    int   // workers: those not ended by a job's runtime.Goexit, nor retired by Resize
 	Queued     int   // jobs waiting to be dispatched: in the backlog, or behind their key (WithKey) or at their worker (WithConsistentHash)
@@ -18,7 +22,7 @@ type PoolStats struct {
 	Panicked   int64 // jobs that panicked
 	Canceled   int64 // jobs skipped because the pool's context (or, for a batch's job, its batch's) was done when they would have been dispatched
 	Dropped    int64 // jobs a backlog mailbox evicted (DropOldest), or left with a worker that died
-	Inline     int64 // jobs submitted by a job of the pool while it was full, so run inline
+	Inline     int64 // jobs submitted by a job of the pool, or of one of its batches, while it was full, so run inline
 	Backlogged int64 // jobs that waited in the backlog, rather than going straight to an idle worker
 	Keys       int   // keys with a job dispatched now (WithKey)
 
@@ -34,7 +38,7 @@ type PoolStats struct {
 type WorkerStats struct {
 	Name    string // the worker's name: the pool's name, "-", its index
 	Queued  int    // jobs queued at this worker (WithConsistentHash)
-	Handled int64  // jobs it ran (Inline ones too)
+	Handled int64  // jobs it ran, and those they ran inline; a batch's job's inline ones count in the totals alone, for its batch's jobs share one context, which names no worker
 }
 
 // Stats returns a snapshot of the pool's counters, its batches' jobs

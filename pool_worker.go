@@ -189,15 +189,16 @@ func (p *Pool[T]) runInline(ctx context.Context, job T, b *Batch[T], w *worker[T
 	returned := false
 	defer p.finishInline(b, w, &returned)
 	if err := p.handle(ctx, job); err != nil {
-		p.failInline(err, b)
+		p.fail(err, b)
 	}
 	returned = true
 }
 
 // finishInline records the panic, or the runtime.Goexit (returned is
-// false), of a job run inline, and counts it: in its batch's Inline, or
-// as its worker's. A Goexit goes on to end the job that ran it, which
-// fails too (see died).
+// false), of a job run inline, and counts it: in the pool's Inline and,
+// for a batch's, in its batch's, or else as its worker's (w, which a
+// batch's job, whose context its batch's jobs share, does not know). A
+// Goexit goes on to end the job that ran it, which fails too (see died).
 func (p *Pool[T]) finishInline(b *Batch[T], w *worker[T], returned *bool) {
 	var v any
 	if !p.noRecovery { // else a panic goes on, and crashes the process
@@ -205,35 +206,20 @@ func (p *Pool[T]) finishInline(b *Batch[T], w *worker[T], returned *bool) {
 	}
 	switch {
 	case v != nil:
-		p.failInline(panicked("job", panics.NewRecovered(1, v)), b)
+		p.fail(panicked("job", panics.NewRecovered(1, v)), b)
 	case !*returned: // a Goexit (or, WithoutPanicRecovery, a panic on its way to crash the process)
 		name := p.name
 		if w != nil {
 			name = w.name
 		}
-		p.failInline(&actorError{name: name, err: errGoexit}, b)
+		p.fail(&actorError{name: name, err: errGoexit}, b)
 	}
 	if b != nil {
 		b.inline.Add(1)
-		return
+	} else {
+		w.inline.Add(1)
 	}
-	w.inline.Add(1)
 	p.inline.Add(1)
-}
-
-// failInline records err, the failure of a job run inline: a batch's
-// counts in the batch alone (see BatchStats.Inline), a pool's as any
-// job's.
-func (p *Pool[T]) failInline(err error, b *Batch[T]) {
-	if b == nil {
-		p.fail(err, nil)
-		return
-	}
-	if p.onError != nil {
-		p.onError(err)
-	}
-	p.meterFailure(isPanic(err))
-	b.record(err)
 }
 
 // died takes the worker out of its pool once runtime.Goexit ended its
