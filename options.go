@@ -252,9 +252,13 @@ func logError(err error) {
 // average, beside the one it runs. Submit blocks while the pool is that
 // full. The default, with the default backlog, is DefaultQueueSize; with
 // WithMailbox, WithKey or WithConsistentHash the pool sets no bound of its
-// own unless given this option. A small n keeps memory and the delay of a burst's last jobs low;
-// a larger one lets submitters run further ahead of the workers. It applies
-// to pools and panics if n is less than 1.
+// own unless given this option. A small n keeps memory and the delay of a
+// burst's last jobs low; a larger one lets submitters run further ahead of
+// the workers. The bound follows the workers as Resize changes them. It is
+// held whole on every platform; where workers×(1+n) is too large for an
+// int (math.MaxInt, or a large n on a 32-bit platform), the pool has no
+// bound of its own, as with a mailbox, rather than a smaller one. It
+// applies to pools and panics if n is less than 1.
 func WithQueueSize(n int) Option {
 	if n < 1 {
 		panic("crew: WithQueueSize: n must be at least 1, got " + strconv.Itoa(n))

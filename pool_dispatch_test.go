@@ -329,6 +329,52 @@ func TestAHugeQueueSizeDoesNotOverflowTheBound(t *testing.T) {
 	require.NoError(t, p.Wait())
 }
 
+// WithQueueSize(n) bounds a pool at workers×(1+n) jobs, that many exactly,
+// on 32-bit platforms as on 64-bit ones (it was capped at 127 per worker
+// there), and Resize moves the bound with the workers. A bound too large
+// for an int is none: the pool takes every job, before and after Resize.
+func TestAQueueSizeIsHeldWhole(t *testing.T) {
+	fill := func(p *crew.Pool[crew.Job], jobs int) int {
+		n := 0
+		for range jobs {
+			if !p.TrySubmit(func(context.Context) error { return nil }) {
+				break
+			}
+			n++
+		}
+		return n
+	}
+	const size = 1000
+	release := gateFor(t)
+	p := crew.NewGroup(1, crew.WithQueueSize(size))
+	started := make(chan struct{}, 2)
+	require.True(t, p.TrySubmit(gated(started, release, nil)))
+	<-started
+	assert.Equal(t, size, fill(p, 2*size), "jobs taken beside the one running, one worker")
+	close(release)
+	require.NoError(t, p.Wait())
+
+	release = gateFor(t)
+	p = crew.NewGroup(1, crew.WithQueueSize(size))
+	p.Resize(2)
+	for range 2 {
+		require.True(t, p.TrySubmit(gated(started, release, nil)))
+		<-started
+	}
+	assert.Equal(t, 2*size, fill(p, 3*size), "jobs taken beside the two running, once Resize made two workers")
+	close(release)
+	require.NoError(t, p.Wait())
+
+	huge := math.MaxInt / 2 // 1×(1+huge) is an int; 3×(1+huge) is not
+	release = gateFor(t)
+	p = crew.NewGroup(1, crew.WithQueueSize(huge))
+	require.True(t, p.TrySubmit(gated(started, release, nil)))
+	p.Resize(3)
+	assert.Equal(t, 100, fill(p, 100), "jobs taken by a pool whose bound is too large to hold")
+	close(release)
+	require.NoError(t, p.Wait())
+}
+
 func TestMapReturnsTheCauseOfItsContext(t *testing.T) {
 	// The calls return ctx.Err() when ctx ends, as well-behaved functions
 	// do: Map must still say why ctx ended.

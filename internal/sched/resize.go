@@ -1,7 +1,7 @@
 package sched
 
 // Resize makes n of the pool's workers live, while the pool runs, and
-// moves the pool's bound with them (n×Config.PerWorker). Growing makes
+// moves the pool's bound with them (n×Config.PerWorker, see bound). Growing makes
 // new workers, which it returns for the pool to start their goroutines:
 // each takes jobs once it first calls Next. Shrinking retires the last
 // live workers: an idle one exits as its Next returns, a busy one once it
@@ -71,7 +71,7 @@ func (s *Scheduler[T, B]) resize(n int, now int64) (kept int, made []*Worker[T, 
 		s.workers = s.workers[:i]
 	}
 	s.idle.shrunk(len(s.workers))
-	s.limit = n * s.perWorker
+	s.limit = bound(n, s.perWorker)
 	if s.fair != nil {
 		s.fair.resize(n)
 	}

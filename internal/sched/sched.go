@@ -45,6 +45,7 @@ package sched
 
 import (
 	"context"
+	"math"
 	"runtime"
 	"sync"
 
@@ -108,7 +109,8 @@ type Config[T any] struct {
 	Workers int
 	// PerWorker bounds the pool at Workers×PerWorker jobs held (running or
 	// waiting), a bound that follows the workers as Resize changes them; 0
-	// sets no bound of the pool's own.
+	// sets no bound of the pool's own, and so does a product too large for
+	// an int (see bound).
 	PerWorker int
 	// FirstIdle returns where to start looking for an idle worker among n,
 	// given next, the worker after the one last chosen: the pool's
@@ -160,7 +162,7 @@ func (s *Scheduler[T, B]) Init(c Config[T]) {
 	s.order = newOrder[T, B]()
 	s.own.q = queue.RingOf(s.bufs)
 	s.perWorker = c.PerWorker
-	s.limit = c.Workers * c.PerWorker
+	s.limit = bound(c.Workers, c.PerWorker)
 	s.onEvict, s.noWorker, s.stamp = c.OnEvict, c.NoWorker, c.Stamp
 	s.idle.firstIdle = c.FirstIdle
 	if c.Fair {
@@ -187,6 +189,19 @@ func (s *Scheduler[T, B]) Init(c Config[T]) {
 	s.idle.init(c.Workers)
 	s.live = c.Workers
 	s.reopen()
+}
+
+// bound returns the pool's bound for n workers of perWorker jobs each: 0
+// for none, and math.MaxInt, which no count of jobs held reaches before
+// memory runs out, where n×perWorker would overflow an int (a 32-bit
+// platform with a large WithQueueSize, or math.MaxInt on any): the pool
+// then has no bound of its own in effect, never a smaller one than asked
+// for, and keeps its fast lane.
+func bound(n, perWorker int) int {
+	if perWorker > math.MaxInt/n {
+		return math.MaxInt
+	}
+	return n * perWorker
 }
 
 // Workers returns the workers, in order: those Init made, for the pool to
