@@ -132,11 +132,13 @@
 // of the actor's context, stops it at once: Tell refuses, the mailbox is
 // closed (waking blocked senders), and the message being handled finishes.
 // Drain stops it once it has handled what is queued (Akka's PoisonPill):
-// Tell refuses at once. Done is closed once the actor's goroutine has
-// exited; a Router's Done, once every routee's has. A message that will
+// Tell refuses at once; a keyed router's Drain handles the messages it
+// holds behind their keys too. Done is closed once the actor's goroutine
+// has exited; a Router's Done, once every routee's has. A message that will
 // never reach the handler (refused by a full mailbox, evicted, told to a
 // stopped actor or router, left queued when it stopped) is a DeadLetter:
-// counted (Ref.DeadLetters) and sent to WithDeadLetters, or else logged
+// counted (Ref.DeadLetters; Router.DeadLetters adds up a router's own and
+// its routees') and sent to WithDeadLetters, or else logged
 // sparingly. So every message told is handled, or refused with an error
 // that says why and recorded as a dead letter, or, when a router has no
 // routee left (ErrNoRoutee), handed back to the caller by that error: none

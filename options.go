@@ -92,7 +92,8 @@ type options struct {
 	onError     func(error)
 	noRecovery  bool
 	metrics     Metrics
-	recorder    Recorder // a router's, for its routees (see SpawnRouter)
+	recorder    Recorder    // a router's, for its routees (see SpawnRouter)
+	linger      func() bool // a keyed router's, for its routees: see routerKeys.linger
 	strategy    Strategy
 
 	// pools only

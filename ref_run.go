@@ -64,9 +64,12 @@ func (r *Ref[T]) loop(ctx context.Context) {
 			msg, ok := r.mb.Dequeue()
 			if !ok {
 				r.busy.Store(false)
-				if r.draining.Load() {
+				if r.draining.Load() && (r.linger == nil || !r.linger()) {
 					// Drained: what a Tell that raced Drain queues from
 					// here on, shutdown's Close hands to the dead letters.
+					// A keyed router's routee first waits for the
+					// messages its draining router still holds: the
+					// router wakes it once none is left.
 					r.shutdown(ErrStopped)
 					return
 				}

@@ -66,9 +66,10 @@ func NewRouter[T any](s Strategy, routees ...*Ref[T]) *Router[T] {
 // messages go to its routee, and move to another only once that one has
 // stopped and the key's messages there have ended, those told meanwhile
 // waiting in the router. Either way the end of a key's message, handled
-// or dead-lettered, happens before the next message of its key starts.
-// Send a keyed router's messages through its
-// Tell, not to a routee directly, which would bypass its keys. Such a router
+// or dead-lettered, happens before the next message of its key starts;
+// Drain handles the messages the router holds too (see Router.Drain).
+// Send a keyed router's messages through its Tell, not to a routee
+// directly, which would bypass its keys. Such a router
 // takes the default mailbox (WithMailbox panics); Broadcast ignores keys.
 // SpawnRouter panics if n is less than 1 or an option does not apply to a
 // router.
@@ -232,26 +233,58 @@ func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
 	return errors.Join(errs...)
 }
 
+// DeadLetters reports how many of the router's messages became dead
+// letters: its routees' (see Ref.DeadLetters) and, for a keyed router,
+// those it held behind their keys or refused itself, together. It is the
+// number of DeadLetter values its routees' and its own sinks received.
+func (r *Router[T]) DeadLetters() int64 {
+	var n int64
+	if r.keyed != nil {
+		n = r.keyed.dead.Load()
+	}
+	for _, ref := range r.refs {
+		n += ref.DeadLetters()
+	}
+	return n
+}
+
 // Routees returns a copy of the router's list of routees, in their order.
 func (r *Router[T]) Routees() []*Ref[T] { return slices.Clone(r.refs) }
 
 // Stop stops every routee (see Ref.Stop), and the router: from now on Tell
 // and Broadcast return ErrStopped and record the message as a dead letter.
-// It does not wait: receive from Done for that.
+// The messages queued in the routees' mailboxes, and those a keyed router
+// holds behind their keys, become dead letters with ErrStopped. It does not
+// wait: receive from Done for that.
 func (r *Router[T]) Stop() {
 	r.stopped.Store(true)
+	if r.keyed != nil {
+		r.keyed.stop()
+	}
 	for _, ref := range r.refs {
 		ref.Stop()
 	}
 }
 
 // Drain stops the router as Stop does, but lets every routee handle what
-// is queued in its mailbox first (see Ref.Drain). It does not wait:
-// receive from Done for that. A keyed router's messages held behind their
-// keys are not in a mailbox yet: they become dead letters as their keys
-// free, since a draining routee takes no new message.
+// is queued in its mailbox first (see Ref.Drain): the router handles what
+// it accepted, then stops. From Drain on, Tell and Broadcast return
+// ErrStopped, and so does each routee's own Tell. A keyed router goes on
+// sending the messages it holds behind their keys, each key's in the
+// order they were told and one at a time as before, to its routees, which
+// take them while they drain; a routee whose mailbox empties waits while
+// the router still holds messages, and the routees end, and Done closes,
+// only once none is left. A held message that no routee can take, every
+// routee having been stopped (Ref.Stop, its context) meanwhile, is a
+// dead letter with ErrNoRoutee; one that raced Drain and found the
+// routees ended, with ErrStopped. Drain does not wait: receive from Done
+// for that. Stop during a Drain stops the routees at once, and the held
+// messages become dead letters with ErrStopped.
 func (r *Router[T]) Drain() {
 	r.stopped.Store(true)
+	if r.keyed != nil {
+		r.keyed.drain() // before the routees drain, so that they linger
+	}
 	for _, ref := range r.refs {
 		ref.Drain()
 	}
@@ -283,7 +316,7 @@ func (r *Router[T]) Done() <-chan struct{} {
 func (r *Router[T]) refuse(msg T) {
 	switch {
 	case r.keyed != nil:
-		r.keyed.sink(DeadLetter{Message: msg, Target: r.keyed.name, Reason: ErrStopped})
+		r.keyed.deadLetter(msg, ErrStopped)
 	case len(r.refs) > 0:
 		r.refs[0].deadLetter(msg, ErrStopped)
 	}

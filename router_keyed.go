@@ -3,6 +3,7 @@ package crew
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/crewlib/crew/internal/keys"
 	"github.com/crewlib/crew/internal/queue"
@@ -21,18 +22,33 @@ import (
 // routeeBox), and its end, handled or dead-lettered, ends that turn of
 // its key: so the end of a key's message happens before a message of its
 // key that waited behind it is told to a routee.
+//
+// A draining router (Router.Drain) goes on sending its held messages, each
+// key's in turn as before, to routees that have not left: they drain too,
+// and take no new Tell, but a routee whose mailbox empties waits while the
+// router still holds messages (linger), so that the held messages are
+// handled rather than dead-lettered. A routee leaves under the router's
+// lock, once its mailbox is empty and the router holds nothing: the
+// router sends it nothing after that, so nothing is left in its mailbox
+// for its shutdown to dead-letter.
 type routerKeys[T any] struct {
-	mu   sync.Mutex                   // guards keys
-	keys *keys.Table[T, routerKey[T]] // the keys with messages out or waiting, and their records
-	pin  keys.Pin[T]                  // WithConsistentHash's; nil for WithKey's
-	up   func(int) bool
+	mu       sync.Mutex                   // guards keys and the fields below it
+	keys     *keys.Table[T, routerKey[T]] // the keys with messages out or waiting, and their records
+	held     int                          // the messages waiting behind their keys, of every key
+	draining bool                         // Router.Drain was called: the routees take held messages until none is left
+	stopped  bool                         // Router.Stop was called: held messages are dead letters with ErrStopped
+	left     []bool                       // by routee, while the router drains: it found nothing more to take, and ends
 
-	refs   []*Ref[T]
-	boxes  []*routeeBox[T] // the routees' mailboxes
-	picker *Picker         // the router's
-	sink   func(DeadLetter)
-	name   string   // the router's, for its dead letters
-	rec    Recorder // WithMetrics: the router's, or nil
+	pin keys.Pin[T] // WithConsistentHash's; nil for WithKey's
+
+	refs     []*Ref[T]
+	boxes    []*routeeBox[T] // the routees' mailboxes
+	picker   *Picker         // the router's
+	leftover *Picker         // the router's strategy over its routees that have not shut down, for a draining router
+	sink     func(DeadLetter)
+	dead     atomic.Int64 // the router's own dead letters (see deadLetter)
+	name     string       // the router's, for its dead letters
+	rec      Recorder     // WithMetrics: the router's, or nil
 }
 
 func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
@@ -46,6 +62,7 @@ func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
 		return &routerKey[T]{waiting: queue.RingOf(bufs), slot: slot}
 	})
 	rk.boxes = make([]*routeeBox[T], n)
+	rk.left = make([]bool, n)
 	if rk.sink == nil {
 		rk.sink = logDeadLetter
 	}
@@ -59,6 +76,7 @@ func (rk *routerKeys[T]) forRoutee(i int, handle func(context.Context, T) error,
 	box := newRouteeBox(rk.end)
 	rk.boxes[i] = box
 	o.newMailbox = func() Mailbox[T] { return box }
+	o.linger = func() bool { return rk.linger(i) }
 	return func(ctx context.Context, msg T) error {
 		if key := box.take(); key != nil {
 			defer rk.end(key, msg)
@@ -70,7 +88,59 @@ func (rk *routerKeys[T]) forRoutee(i int, handle func(context.Context, T) error,
 // bind gives the router's routees and picker, once they exist.
 func (rk *routerKeys[T]) bind(r *Router[T]) {
 	rk.refs, rk.picker = r.refs, &r.picker
-	rk.up = func(i int) bool { return !r.refs[i].stopped.Load() }
+	slots := make([]slot, len(r.refs))
+	for i, ref := range r.refs {
+		slots[i] = slot{r: ref, stopped: func() bool { return !rk.up(i) }} // read under rk.mu, as the router drains
+	}
+	rk.leftover = &Picker{strategy: r.picker.strategy, slots: slots}
+}
+
+// up reports whether routee i takes the router's messages: one that has
+// not stopped, or, while the router drains, one that has neither left nor
+// shut down (it drains, and takes the router's held messages). rk.mu is
+// held.
+func (rk *routerKeys[T]) up(i int) bool {
+	if rk.draining {
+		return !rk.left[i] && !rk.refs[i].shut.Load()
+	}
+	return !rk.refs[i].stopped.Load()
+}
+
+// linger reports whether routee i, draining, and whose Dequeue found its
+// mailbox empty, must wait rather than end: the router drains and still
+// holds messages, or sent it one since. Otherwise the routee leaves: from
+// here on the router sends it nothing.
+func (rk *routerKeys[T]) linger(i int) bool {
+	rk.mu.Lock()
+	defer rk.mu.Unlock()
+	if !rk.draining || rk.stopped {
+		return false
+	}
+	if rk.held > 0 || rk.boxes[i].Len() > 0 {
+		return true // the message sent woke it; or the router's end of holding will
+	}
+	rk.left[i] = true
+	return false
+}
+
+// drain starts the router's Drain; stop, its Stop.
+func (rk *routerKeys[T]) drain() {
+	rk.mu.Lock()
+	rk.draining = true
+	rk.mu.Unlock()
+}
+
+func (rk *routerKeys[T]) stop() {
+	rk.mu.Lock()
+	rk.stopped = true
+	rk.mu.Unlock()
+}
+
+// deadLetter counts msg as one of the router's own dead letters and
+// delivers it to the sink.
+func (rk *routerKeys[T]) deadLetter(msg T, reason error) {
+	rk.dead.Add(1)
+	rk.sink(DeadLetter{Message: msg, Target: rk.name, Reason: reason})
 }
 
 // tell sends msg on, or holds it behind its key. A routee that refused it
@@ -80,6 +150,8 @@ func (rk *routerKeys[T]) tell(msg T) error {
 	switch {
 	case by != nil:
 		by.deadLetter(msg, err)
+	case err == ErrStopped: // it raced the router's Drain, and found no routee left
+		rk.deadLetter(msg, err)
 	case err == nil && rk.rec != nil: // told: sent on, or held behind its key
 		rk.rec.Add(EventSubmitted, 1)
 	}
@@ -92,17 +164,26 @@ func (rk *routerKeys[T]) route(msg T) (by *Ref[T], err error) {
 	defer rk.mu.Unlock()
 	key := rk.keys.Get(msg)
 	if key.waiting.Len() > 0 {
-		key.waiting.Push(msg) // behind the messages of its key that wait already
+		rk.hold(key, msg) // behind the messages of its key that wait already
 		return nil, nil
 	}
 	wait, by, err := rk.send(key, msg)
 	switch {
 	case wait:
-		key.waiting.Push(msg)
+		rk.hold(key, msg)
 	case key.running == 0:
 		rk.release(key) // refused, and nothing of its key is out
 	}
+	if err == ErrNoRoutee && (rk.draining || rk.stopped) {
+		err = ErrStopped // the routees ended with the router: it is the router that stopped
+	}
 	return by, err
+}
+
+// hold keeps msg behind key's messages. rk.mu is held.
+func (rk *routerKeys[T]) hold(key *routerKey[T], msg T) {
+	key.waiting.Push(msg)
+	rk.held++
 }
 
 // send tells msg, of key, with none of its key waiting before it, to a
@@ -127,7 +208,7 @@ func (rk *routerKeys[T]) send(key *routerKey[T], msg T) (wait bool, by *Ref[T], 
 		}
 		ref := rk.refs[key.routee]
 		err := ErrStopped
-		if !ref.Stopped() {
+		if rk.up(key.routee) {
 			err = ref.queued(rk.boxes[key.routee].put(msg, key))
 		}
 		switch {
@@ -149,8 +230,11 @@ func (rk *routerKeys[T]) send(key *routerKey[T], msg T) (wait bool, by *Ref[T], 
 // choose returns the routee for a message whose key has none out, or -1 if
 // every routee has stopped.
 func (rk *routerKeys[T]) choose(msg T) int {
-	if rk.pin != nil {
+	switch {
+	case rk.pin != nil:
 		return rk.pin.Place(msg, len(rk.refs), rk.up)
+	case rk.draining:
+		return rk.leftover.Pick()
 	}
 	return rk.picker.Pick()
 }
@@ -167,19 +251,29 @@ type refusal[T any] struct {
 // end is told that msg, which held a turn of key, has ended: it was
 // handled, or became a dead letter. It sends the messages that waited
 // behind it as far as their key lets them go; one that no routee takes
-// becomes a dead letter, and lets the next go in turn.
+// becomes a dead letter, and lets the next go in turn. Once a draining
+// router holds no more messages, it wakes the routees that linger, to
+// end.
 func (rk *routerKeys[T]) end(key *routerKey[T], msg T) {
-	for _, r := range rk.ended(key, msg) {
+	refused, emptied := rk.ended(key, msg)
+	for _, r := range refused {
 		if r.by != nil {
 			r.by.deadLetter(r.msg, r.err)
 		} else {
-			rk.sink(DeadLetter{Message: r.msg, Target: rk.name, Reason: r.err})
+			rk.deadLetter(r.msg, r.err)
+		}
+	}
+	if emptied {
+		for _, ref := range rk.refs {
+			ref.wake()
 		}
 	}
 }
 
 // ended is end under the lock, which a panicking key function releases.
-func (rk *routerKeys[T]) ended(key *routerKey[T], msg T) (refused []refusal[T]) {
+// It reports the messages refused, and whether a draining router's last
+// held message just left.
+func (rk *routerKeys[T]) ended(key *routerKey[T], msg T) (refused []refusal[T], emptied bool) {
 	rk.mu.Lock()
 	defer rk.mu.Unlock()
 	key.running--
@@ -190,14 +284,19 @@ func (rk *routerKeys[T]) ended(key *routerKey[T], msg T) (refused []refusal[T]) 
 			break
 		}
 		key.waiting.Pop()
+		rk.held--
+		emptied = rk.held == 0 && rk.draining
 		if err != nil {
+			if err == ErrNoRoutee && rk.stopped {
+				err = ErrStopped // Router.Stop stopped its routees
+			}
 			refused = append(refused, refusal[T]{next, by, err})
 		}
 	}
 	if key.running == 0 && key.waiting.Len() == 0 {
 		rk.release(key)
 	}
-	return refused
+	return refused, emptied
 }
 
 // A routerKey is a key with messages out (in a routee's mailbox, or being

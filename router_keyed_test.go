@@ -35,6 +35,7 @@ type noteLedger struct {
 	told   []atomic.Bool  // by seq: its Tell returned nil
 	seen   []atomic.Int32 // by seq: handled or dead-lettered
 	copies atomic.Int64   // broadcast notes handled or dead-lettered
+	dead   atomic.Int64   // dead letters, of any note
 }
 
 func newNoteLedger(keys, notes int) *noteLedger {
@@ -54,6 +55,7 @@ func (l *noteLedger) handle(_ context.Context, n note) error {
 }
 
 func (l *noteLedger) sink(d crew.DeadLetter) {
+	l.dead.Add(1)
 	if n := d.Message.(note); n.key >= 0 {
 		l.seen[n.seq].Add(1)
 	} else {
@@ -196,8 +198,9 @@ var routerSeed = flag.Uint64("crew.router-seed", 0, "the seed of TestKeyedRouter
 // Keyed routers, by key and by consistent hash, with routees stopped and
 // drained while one goroutine tells keyed messages and another
 // broadcasts: each message told is handled or dead-lettered once, each
-// key's messages run one at a time and in order, and no key stays busy
-// once the router is done. Each round draws its router and its events
+// key's messages run one at a time and in order, no key stays busy once
+// the router is done, the router counts every dead letter its sink got,
+// and a router that only drained (no routee stopped on its own) has none. Each round draws its router and its events
 // from the seed, which the log prints; rerun one with -crew.router-seed.
 func TestKeyedRoutersLoseNothingWithRouteesStoppedAndDrainedMidTraffic(t *testing.T) {
 	seed := *routerSeed
@@ -275,13 +278,18 @@ func TestKeyedRoutersLoseNothingWithRouteesStoppedAndDrainedMidTraffic(t *testin
 			}
 		}
 		wg.Wait()
-		if rng.IntN(2) == 0 {
+		drained := rng.IntN(2) == 0
+		if drained {
 			r.Drain()
 		} else {
 			r.Stop()
 		}
 		<-r.Done()
-		if !l.check(t, label) || !assert.Zero(t, r.Keys(), "%s: a key stays busy", label) {
+		if !l.check(t, label) || !assert.Zero(t, r.Keys(), "%s: a key stays busy", label) ||
+			!assert.Equal(t, l.dead.Load(), r.DeadLetters(), "%s: the router's dead letters against its sink's", label) {
+			return
+		}
+		if drained && len(events) == 0 && !assert.Zero(t, l.dead.Load(), "%s: dead letters when only Drain ran", label) {
 			return
 		}
 	}
@@ -307,4 +315,99 @@ func TestABusyKeysDrainedBacklogGivesBackItsBuffer(t *testing.T) {
 	assert.LessOrEqual(t, crew.RouterKeySlots(r, note{key: 1}), queue.KeptRingSlots)
 	close(gate)
 	r.Stop()
+}
+
+// Drain means "handle what you accepted, then stop" for a keyed router as
+// for an actor: the messages it holds behind their keys are handled, each
+// key's in the order they were told, by routees that take no new Tell
+// meanwhile, and Done closes only once none is left.
+func TestADrainedKeyedRouterHandlesEveryMessageItHolds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  crew.Option
+	}{
+		{"WithKey", crew.WithKey(noteKey)},
+		{"WithConsistentHash", crew.WithConsistentHash(noteKey)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const routees, keys, tellers, each = 4, 16, 4, 1000
+			l := newNoteLedger(keys, tellers*each)
+			gate := make(chan struct{})
+			var first sync.Once
+			var handled atomic.Int64
+			r := crew.SpawnRouter(context.Background(), routees, func(ctx context.Context, n note) error {
+				first.Do(func() { <-gate }) // hold the first message until every Tell is in and Drain was called
+				handled.Add(1)
+				return l.handle(ctx, n)
+			}, tc.opt, crew.WithDeadLetters(l.sink))
+			// Each teller tells keys of its own, so that the order they were
+			// told in is the order of their numbers.
+			var wg sync.WaitGroup
+			for i := range tellers {
+				wg.Go(func() {
+					for j := range each {
+						n := note{key: i + tellers*(j%(keys/tellers)), seq: i*each + j}
+						require.NoError(t, r.Tell(context.Background(), n))
+						l.told[n.seq].Store(true)
+					}
+				})
+			}
+			wg.Wait()
+			r.Drain()
+			assert.ErrorIs(t, r.Tell(context.Background(), note{key: -1}), crew.ErrStopped, "Tell after Drain")
+			assert.ErrorIs(t, r.Routees()[0].Tell(context.Background(), note{key: -1}), crew.ErrStopped, "a routee's own Tell after Drain")
+			close(gate)
+			<-r.Done()
+			assert.EqualValues(t, tellers*each, handled.Load(), "handled")
+			assert.EqualValues(t, 2, l.dead.Load(), "dead letters: the two Tells after Drain")
+			assert.True(t, l.check(t, "drained"))
+			assert.EqualValues(t, 2, r.DeadLetters(), "the router's dead letters")
+			assert.Zero(t, r.Keys(), "keys busy once done")
+			assert.Zero(t, l.order.breaches.Load(), "notes that ran beside or before an earlier one of their key")
+		})
+	}
+}
+
+// The messages a keyed router still holds when it cannot hand them on say
+// why: ErrStopped after the router's Stop, ErrNoRoutee when its routees
+// were stopped one by one while it drained.
+func TestAKeyedRoutersLeftoverMessagesSayWhyTheyWereLeft(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(r *crew.Router[note])
+		want error
+	}{
+		{"Stop", (*crew.Router[note]).Stop, crew.ErrStopped},
+		{"routees stopped while draining", func(r *crew.Router[note]) {
+			r.Drain()
+			for _, ref := range r.Routees() {
+				ref.Stop()
+			}
+		}, crew.ErrNoRoutee},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			const held = 9
+			started, gate := make(chan struct{}), make(chan struct{})
+			var mu sync.Mutex
+			reasons := map[string]int{}
+			r := crew.SpawnRouter(context.Background(), 2, func(context.Context, note) error {
+				close(started)
+				<-gate
+				return nil
+			}, crew.WithKey(noteKey), crew.WithDeadLetters(func(d crew.DeadLetter) {
+				mu.Lock()
+				reasons[d.Reason.Error()]++
+				mu.Unlock()
+			}))
+			for i := range held + 1 {
+				require.NoError(t, r.Tell(context.Background(), note{key: 0, seq: i}))
+			}
+			<-started // the first is out; the others wait behind it in the router
+			tc.end(r)
+			close(gate)
+			<-r.Done()
+			assert.Equal(t, map[string]int{tc.want.Error(): held}, reasons)
+			assert.EqualValues(t, held, r.DeadLetters())
+		})
+	}
 }
