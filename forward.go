@@ -19,9 +19,25 @@ type Teller[T any] interface {
 // already have: run it on a goroutine of your own. A message refused for
 // another reason (a full mailbox) is a dead letter of the target, and
 // Forward goes on. Messages left in ch when Forward returns stay there.
+// It panics if ctx, ch or to is nil.
 func Forward[T any](ctx context.Context, ch <-chan T, to Teller[T]) error {
 	if ctx == nil {
 		panic("crew: Forward: nil context")
+	}
+	switch t := to.(type) {
+	case nil:
+		panic("crew: Forward: nil target")
+	case *Ref[T]:
+		if t == nil {
+			panic("crew: Forward: nil target (a nil *Ref)")
+		}
+	case *Router[T]:
+		if t == nil {
+			panic("crew: Forward: nil target (a nil *Router)")
+		}
+	}
+	if ch == nil {
+		panic("crew: Forward: nil channel: receiving from it would block until ctx ends")
 	}
 	for {
 		select {

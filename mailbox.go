@@ -174,6 +174,14 @@ func NewUnbounded[T any]() *Unbounded[T] {
 	return &Unbounded[T]{bufs: queue.Shared[queue.Slabs[T]]()}
 }
 
+// unmadeMailbox panics for the Enqueue of a zero mailbox of kind, which
+// ctor makes: each mailbox tests for it where it is cheap (as it first
+// makes room, or before the call that would dereference nil), and never
+// refuses, blocks or crashes quietly instead.
+func unmadeMailbox(kind, ctor string) {
+	panic("crew: " + kind + ".Enqueue: the " + kind + " was not made by " + ctor + ": use it")
+}
+
 // Enqueue appends msg. It returns ErrMailboxClosed after Close and nil
 // otherwise; it never blocks, so ctx is ignored.
 func (u *Unbounded[T]) Enqueue(_ context.Context, msg T) error {
@@ -199,6 +207,10 @@ func (u *Unbounded[T]) Enqueue(_ context.Context, msg T) error {
 // grow doubles the buffer, which holds the messages from head to t, unless a
 // consumer made room meanwhile. tailMu is held.
 func (u *Unbounded[T]) grow(t uint64) {
+	if u.bufs == nil { // a zero Unbounded's first Enqueue
+		u.tailMu.Unlock()
+		unmadeMailbox("Unbounded", "NewUnbounded")
+	}
 	u.headMu.Lock()
 	defer u.headMu.Unlock()
 	h := u.head.Load()

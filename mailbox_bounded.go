@@ -110,6 +110,10 @@ func (b *Bounded[T]) Enqueue(ctx context.Context, msg T) error {
 		b.tailMu.Unlock()
 		return nil
 	}
+	if b.capacity == 0 { // a zero Bounded, always full
+		b.tailMu.Unlock()
+		unmadeMailbox("Bounded", "NewBounded")
+	}
 	switch b.overflow {
 	case DropNewest:
 		b.tailMu.Unlock()

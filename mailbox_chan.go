@@ -51,6 +51,9 @@ func (c *Chan[T]) Enqueue(ctx context.Context, msg T) error {
 	if ctx == nil {
 		panic("crew: Chan.Enqueue: nil context") // before the lock: ctx.Done under it would leave it held
 	}
+	if c.ch == nil { // a send on it would block for ever
+		unmadeMailbox("Chan", "NewChan")
+	}
 	c.mu.RLock()
 	if c.closed {
 		c.mu.RUnlock()

@@ -62,6 +62,9 @@ func NewFair[T any, K comparable](key func(T) K) *Fair[T, K] {
 // the key is not equal to itself (a floating-point NaN), since such a key
 // could never be found again.
 func (f *Fair[T, K]) Enqueue(_ context.Context, msg T) error {
+	if f.key == nil {
+		unmadeMailbox("Fair", "NewFair")
+	}
 	k := f.key(msg)
 	if k != k {
 		// A NaN: no map lookup or delete ever finds it again.

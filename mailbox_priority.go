@@ -91,6 +91,9 @@ func newPriority[T any](fn string, capacity int, less func(a, b T) bool, stable 
 // ctx is ignored. If less panics, Enqueue stores nothing and the panic goes
 // on to the caller, the mailbox unlocked and unchanged.
 func (p *Priority[T]) Enqueue(_ context.Context, msg T) error {
+	if p.q.less == nil {
+		unmadeMailbox("Priority", "NewPriority (or another of its constructors)")
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed {

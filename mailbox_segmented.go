@@ -134,6 +134,9 @@ func (s *Segmented[T]) segmentOf(id uint64, from *segment[T]) *segment[T] {
 	defer s.linkMu.Unlock()
 	t := s.tail.Load()
 	if t == nil { // the mailbox released its last segment: start again where the consumers are
+		if s.segs == nil { // or it is a zero Segmented
+			unmadeMailbox("Segmented", "NewSegmented")
+		}
 		t = s.fresh(s.deq.Load() >> 1 >> segmentShift)
 		s.head.Store(t)
 		s.tail.Store(t)

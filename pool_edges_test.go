@@ -190,6 +190,54 @@ func TestEveryMethodOfAZeroValuePanicsWithACrewMessage(t *testing.T) {
 			mustPanicWithCrew(t, "Spawn", func() { call(new(crew.Ref[int])) })
 		})
 	}
+	router := map[string]func(r *crew.Router[int]){
+		"Tell":        func(r *crew.Router[int]) { _ = r.Tell(ctx, 1) },
+		"Broadcast":   func(r *crew.Router[int]) { _ = r.Broadcast(ctx, 1) },
+		"Routees":     func(r *crew.Router[int]) { r.Routees() },
+		"DeadLetters": func(r *crew.Router[int]) { r.DeadLetters() },
+		"Keys":        func(r *crew.Router[int]) { r.Keys() },
+		"Stop":        func(r *crew.Router[int]) { r.Stop() },
+		"Drain":       func(r *crew.Router[int]) { r.Drain() },
+		"Done":        func(r *crew.Router[int]) { r.Done() },
+	}
+	for name, call := range router {
+		t.Run("a zero Router's "+name, func(t *testing.T) {
+			mustPanicWithCrew(t, "NewRouter or SpawnRouter", func() { call(new(crew.Router[int])) })
+		})
+	}
+	t.Run("a zero Picker's Pick", func(t *testing.T) {
+		mustPanicWithCrew(t, "NewPicker", func() { new(crew.Picker).Pick() })
+	})
+	// A zero mailbox: Enqueue says which constructor makes one, rather
+	// than dereference nil, refuse every message, or block for ever.
+	for name, tc := range map[string]struct {
+		ctor    string
+		enqueue func() error
+	}{
+		"Unbounded": {"NewUnbounded", func() error { return new(crew.Unbounded[int]).Enqueue(ctx, 1) }},
+		"Segmented": {"NewSegmented", func() error { return new(crew.Segmented[int]).Enqueue(ctx, 1) }},
+		"Bounded":   {"NewBounded", func() error { return new(crew.Bounded[int]).Enqueue(ctx, 1) }},
+		"Fair":      {"NewFair", func() error { return new(crew.Fair[int, int]).Enqueue(ctx, 1) }},
+		"Priority":  {"NewPriority", func() error { return new(crew.Priority[int]).Enqueue(ctx, 1) }},
+		"Chan":      {"NewChan", func() error { return new(crew.Chan[int]).Enqueue(ctx, 1) }},
+	} {
+		t.Run("a zero "+name+"'s Enqueue", func(t *testing.T) {
+			mustPanicWithCrew(t, tc.ctor, func() { _ = tc.enqueue() })
+		})
+	}
+}
+
+func TestForwardPanicsOnANilTargetOrChannel(t *testing.T) {
+	ctx := context.Background()
+	ch := make(chan int, 1)
+	ch <- 1
+	mustPanicWithCrew(t, "Forward: nil target", func() { _ = crew.Forward[int](ctx, ch, nil) })
+	mustPanicWithCrew(t, "Forward: nil target", func() { _ = crew.Forward[int](ctx, ch, (*crew.Ref[int])(nil)) })
+	mustPanicWithCrew(t, "Forward: nil target", func() { _ = crew.Forward[int](ctx, ch, (*crew.Router[int])(nil)) })
+	assert.Len(t, ch, 1, "Forward took nothing from ch")
+	ref := crew.Spawn(ctx, nop[int])
+	defer ref.Stop()
+	mustPanicWithCrew(t, "Forward: nil channel", func() { _ = crew.Forward[int](ctx, nil, ref) })
 }
 
 func TestSubmitOnceWaitHasBegunReturnsErrPoolClosedWhateverCtx(t *testing.T) {

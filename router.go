@@ -178,6 +178,9 @@ var routerSeq atomic.Int64
 // stopped. It does not allocate when the message is accepted. It panics if
 // ctx is nil.
 func (r *Router[T]) Tell(ctx context.Context, msg T) error {
+	if r.picker.strategy == nil {
+		r.unmade("Tell")
+	}
 	if ctx == nil {
 		panic("crew: Router.Tell: nil context")
 	}
@@ -209,6 +212,9 @@ func (r *Router[T]) Tell(ctx context.Context, msg T) error {
 // did not accept it, joined (each such message is a dead letter). It panics
 // if ctx is nil.
 func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
+	if r.picker.strategy == nil {
+		r.unmade("Broadcast")
+	}
 	if ctx == nil {
 		panic("crew: Router.Broadcast: nil context")
 	}
@@ -238,6 +244,9 @@ func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
 // those it held behind their keys or refused itself, together. It is the
 // number of DeadLetter values its routees' and its own sinks received.
 func (r *Router[T]) DeadLetters() int64 {
+	if r.picker.strategy == nil {
+		r.unmade("DeadLetters")
+	}
 	var n int64
 	if r.keyed != nil {
 		n = r.keyed.dead.Load()
@@ -249,7 +258,12 @@ func (r *Router[T]) DeadLetters() int64 {
 }
 
 // Routees returns a copy of the router's list of routees, in their order.
-func (r *Router[T]) Routees() []*Ref[T] { return slices.Clone(r.refs) }
+func (r *Router[T]) Routees() []*Ref[T] {
+	if r.picker.strategy == nil {
+		r.unmade("Routees")
+	}
+	return slices.Clone(r.refs)
+}
 
 // Stop stops every routee (see Ref.Stop), and the router: from now on Tell
 // and Broadcast return ErrStopped and record the message as a dead letter.
@@ -257,6 +271,9 @@ func (r *Router[T]) Routees() []*Ref[T] { return slices.Clone(r.refs) }
 // holds behind their keys, become dead letters with ErrStopped. It does not
 // wait: receive from Done for that.
 func (r *Router[T]) Stop() {
+	if r.picker.strategy == nil {
+		r.unmade("Stop")
+	}
 	r.stopped.Store(true)
 	if r.keyed != nil {
 		r.keyed.stop()
@@ -281,6 +298,9 @@ func (r *Router[T]) Stop() {
 // for that. Stop during a Drain stops the routees at once, and the held
 // messages become dead letters with ErrStopped.
 func (r *Router[T]) Drain() {
+	if r.picker.strategy == nil {
+		r.unmade("Drain")
+	}
 	r.stopped.Store(true)
 	if r.keyed != nil {
 		r.keyed.drain() // before the routees drain, so that they linger
@@ -294,6 +314,9 @@ func (r *Router[T]) Drain() {
 // exited (see Ref.Done): after Stop or Drain, or when each routee stopped
 // on its own. A router with no routee is done at once.
 func (r *Router[T]) Done() <-chan struct{} {
+	if r.picker.strategy == nil {
+		r.unmade("Done")
+	}
 	r.doneOnce.Do(func() {
 		r.done = make(chan struct{})
 		r.left.Store(int32(len(r.refs)))
@@ -309,6 +332,13 @@ func (r *Router[T]) Done() <-chan struct{} {
 		}
 	})
 	return r.done
+}
+
+// unmade panics, naming the method: every method of a zero Router does,
+// for it has no strategy (NewRouter requires one) and would otherwise
+// refuse every message quietly as a router with no routee.
+func (r *Router[T]) unmade(method string) {
+	panic("crew: Router." + method + ": the Router was not made by NewRouter or SpawnRouter: use one of them")
 }
 
 // refuse records msg, told to the router after Stop or Drain, as a dead

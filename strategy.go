@@ -165,7 +165,12 @@ func NewPicker(s Strategy, routees ...Routee) *Picker {
 
 // Pick returns the index of the routee for the next message, or -1 when
 // there is none that has not stopped. It does not allocate.
-func (p *Picker) Pick() int { return p.strategy.pick(p.slots) }
+func (p *Picker) Pick() int {
+	if p.strategy == nil {
+		panic("crew: Picker.Pick: the Picker was not made by NewPicker: use it")
+	}
+	return p.strategy.pick(p.slots)
+}
 
 // WithStrategy sets the strategy of a router that spawns its routees
 // (SpawnRouter), or of a pool. A router's strategy picks the routee of each
