@@ -431,8 +431,11 @@ func TestOptionsThatDoNotApplyPanic(t *testing.T) {
 func TestAKeyedPoolSpreadsItsKeysOverTheWorkers(t *testing.T) {
 	// 50 accounts with 200 transactions each, from 4 submitters, on 8
 	// workers; each transaction takes ~20 µs. Each account's transactions
-	// run in order, one at a time, and the busiest worker runs at most 1.4
-	// times its share.
+	// run in order, one at a time, and the busiest worker runs at most
+	// twice its share: the keys are spread, not pinned to a few workers.
+	// (Which worker is idle when a job comes is the Go scheduler's doing:
+	// on 2 CPUs beside other load the busiest ran up to 1.5 times its
+	// share, so a tighter bound tests the machine, not the pool.)
 	const accounts, each, workers = 50, 200, 8
 	order := newKeyOrder(accounts)
 	p := crew.NewPool(workers, func(_ context.Context, j keyedJob) error {
@@ -474,7 +477,7 @@ func TestAKeyedPoolSpreadsItsKeysOverTheWorkers(t *testing.T) {
 		t.Logf("GOMAXPROCS %d > %d CPUs: the balance is not checked", runtime.GOMAXPROCS(0), runtime.NumCPU())
 		return
 	}
-	assert.LessOrEqual(t, float64(slices.Max(handled)), 1.4*mean, "per worker: %v", handled)
+	assert.LessOrEqual(t, float64(slices.Max(handled)), 2*mean, "per worker: %v", handled)
 }
 
 // spin keeps the processor busy for about d, as a job that computes does.

@@ -391,7 +391,11 @@ func TestAFullPoolKeepsRoomForAQuietRequestsNextSubmits(t *testing.T) {
 				quiet, qctx := p.NewBatch(context.Background(), crew.WithTenant("quiet"))
 				long := func(context.Context) error { time.Sleep(20 * time.Millisecond); return nil }
 				require.NoError(t, quiet.Submit(qctx, long)) // waits for a job's end: the pool was full
-				time.Sleep(5 * time.Millisecond)             // five of the noisy tenant's jobs end meanwhile
+				// Five of the noisy tenant's jobs end meanwhile. The half
+				// millisecond keeps this goroutine's wake off the instants
+				// jobs end, whose goroutines would wake with it and run in
+				// any order.
+				time.Sleep(5*time.Millisecond + 500*time.Microsecond)
 				start := time.Now()
 				require.NoError(t, quiet.Submit(qctx, long))
 				waited := time.Since(start)
