@@ -84,7 +84,9 @@ func (r *Ref[T]) Stop() {
 // Tell returns ErrStopped (and records the message as a dead letter), the
 // messages already in the mailbox are handled, and then the actor exits,
 // as after Stop; a message that a Tell racing Drain queued after the
-// mailbox emptied becomes a dead letter then. It is Akka's PoisonPill.
+// mailbox emptied becomes a dead letter then. It is Akka's PoisonPill. A
+// keyed router's routee drained by its router's Drain waits, its mailbox
+// empty, until the router holds no more messages for it, then exits.
 // Drain does not wait: receive from Done. Stop, or the end of the actor's
 // context, during a Drain stops it at once. Drain is safe to call more
 // than once, and from the actor's own handler.
@@ -117,8 +119,9 @@ func (r *Ref[T]) Done() <-chan struct{} {
 }
 
 // Stopped reports whether the actor has stopped, or is stopping or
-// draining (Stop, Drain, the end of its context), so that it takes no more
-// messages.
+// draining (Stop, Drain, the end of its context), so that its Tell takes
+// no more messages. A draining keyed router's routee still takes those
+// its router holds behind their keys (see Router.Drain).
 func (r *Ref[T]) Stopped() bool {
 	if r.done == nil {
 		r.unmade("Stopped")

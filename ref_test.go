@@ -329,10 +329,27 @@ func TestTellAndRouteDoNotAllocate(t *testing.T) {
 		_ = router.Tell(ctx, 1)
 		<-handled
 	}), "Router.Tell with SmallestMailbox and handling")
+	// Keyed routers, each message of a new key: the key's record and its
+	// placement (WithConsistentHash ranks the routees by the key's hash)
+	// allocate nothing either.
+	key := func(n int) int { return n }
+	keyed := map[string]*crew.Router[int]{
+		"WithKey":            crew.SpawnRouter(context.Background(), 4, handle, crew.WithKey(key)),
+		"WithConsistentHash": crew.SpawnRouter(context.Background(), 4, handle, crew.WithConsistentHash(key)),
+	}
+	for name, kr := range keyed {
+		n := 0
+		assert.Zero(t, testing.AllocsPerRun(1000, func() {
+			n++
+			_ = kr.Tell(ctx, n)
+			<-handled
+		}), "Router.Tell %s, a new key each time, and handling", name)
+	}
 	ref.Stop()
 	router.Stop()
 	<-ref.Done()
-	for _, r := range router.Routees() {
+	for _, r := range append([]*crew.Router[int]{router}, keyed["WithKey"], keyed["WithConsistentHash"]) {
+		r.Stop()
 		<-r.Done()
 	}
 }

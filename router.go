@@ -20,7 +20,9 @@ var ErrNoRoutee = errors.New("crew: router has no live routee")
 // A Router sends each message to one of its routees, as its Strategy picks,
 // or to all of them with Broadcast. Create one over actors you spawned with
 // NewRouter, or let SpawnRouter spawn them. A Router is safe for concurrent
-// use; stopped routees are skipped, never sent to.
+// use; stopped routees are skipped, never sent to (but for a keyed router's
+// draining routees, which take the messages it holds: see Router.Drain).
+// The zero value is not usable: its methods panic.
 type Router[T any] struct {
 	picker  Picker
 	refs    []*Ref[T]

@@ -39,7 +39,8 @@ type routerKeys[T any] struct {
 	stopped  bool                         // Router.Stop was called: held messages are dead letters with ErrStopped
 	left     []bool                       // by routee, while the router drains: it found nothing more to take, and ends
 
-	pin keys.Pin[T] // WithConsistentHash's; nil for WithKey's
+	pin  keys.Pin[T]    // WithConsistentHash's; nil for WithKey's
+	upFn func(int) bool // up, made once: a method value passed to Place would be made, on the heap, at each call
 
 	refs     []*Ref[T]
 	boxes    []*routeeBox[T] // the routees' mailboxes
@@ -63,6 +64,7 @@ func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
 	})
 	rk.boxes = make([]*routeeBox[T], n)
 	rk.left = make([]bool, n)
+	rk.upFn = rk.up
 	if rk.sink == nil {
 		rk.sink = logDeadLetter
 	}
@@ -113,13 +115,10 @@ func (rk *routerKeys[T]) up(i int) bool {
 func (rk *routerKeys[T]) linger(i int) bool {
 	rk.mu.Lock()
 	defer rk.mu.Unlock()
-	if !rk.draining || rk.stopped {
-		return false
-	}
-	if rk.held > 0 || rk.boxes[i].Len() > 0 {
+	if rk.draining && !rk.stopped && (rk.held > 0 || rk.boxes[i].Len() > 0) {
 		return true // the message sent woke it; or the router's end of holding will
 	}
-	rk.left[i] = true
+	rk.left[i] = true // it ends (drained on its own, or the router's Drain is over, or Stop)
 	return false
 }
 
@@ -163,6 +162,9 @@ func (rk *routerKeys[T]) route(msg T) (by *Ref[T], err error) {
 	rk.mu.Lock()
 	defer rk.mu.Unlock()
 	key := rk.keys.Get(msg)
+	if rk.pin != nil && key.running == 0 && key.waiting.Len() == 0 {
+		key.hash = rk.pin.Hash(msg) // a new key: placed by it from now on, its key function not called again
+	}
 	if key.waiting.Len() > 0 {
 		rk.hold(key, msg) // behind the messages of its key that wait already
 		return nil, nil
@@ -197,10 +199,13 @@ func (rk *routerKeys[T]) hold(key *routerKey[T], msg T) {
 // It reports whether msg must wait behind its key; otherwise the routee
 // that refused it and why, or ErrNoRoutee once every routee has stopped.
 func (rk *routerKeys[T]) send(key *routerKey[T], msg T) (wait bool, by *Ref[T], err error) {
+	if rk.stopped {
+		return false, nil, ErrNoRoutee // Router.Stop: the routees it has not stopped yet take nothing either
+	}
 	for range len(rk.refs) {
 		switch {
 		case key.running == 0:
-			if key.routee = rk.choose(msg); key.routee < 0 {
+			if key.routee = rk.choose(key); key.routee < 0 {
 				return false, nil, ErrNoRoutee
 			}
 		case rk.pin == nil:
@@ -227,12 +232,12 @@ func (rk *routerKeys[T]) send(key *routerKey[T], msg T) (wait bool, by *Ref[T], 
 	return false, nil, ErrNoRoutee
 }
 
-// choose returns the routee for a message whose key has none out, or -1 if
-// every routee has stopped.
-func (rk *routerKeys[T]) choose(msg T) int {
+// choose returns the routee for a message of key, which has none out, or
+// -1 if every routee has stopped.
+func (rk *routerKeys[T]) choose(key *routerKey[T]) int {
 	switch {
 	case rk.pin != nil:
-		return rk.pin.Place(msg, len(rk.refs), rk.up)
+		return rk.pin.PlaceHash(key.hash, len(rk.refs), rk.upFn)
 	case rk.draining:
 		return rk.leftover.Pick()
 	}
@@ -305,6 +310,7 @@ type routerKey[T any] struct {
 	waiting queue.Ring[T] // its messages waiting, oldest first
 	running int           // its messages out
 	routee  int           // the routee its messages out are at
+	hash    uint64        // WithConsistentHash: the hash of its key, which places it
 	slot    int           // its slot in the router's index of keys
 }
 

@@ -200,8 +200,11 @@ var routerSeed = flag.Uint64("crew.router-seed", 0, "the seed of TestKeyedRouter
 // broadcasts: each message told is handled or dead-lettered once, each
 // key's messages run one at a time and in order, no key stays busy once
 // the router is done, the router counts every dead letter its sink got,
-// and a router that only drained (no routee stopped on its own) has none. Each round draws its router and its events
-// from the seed, which the log prints; rerun one with -crew.router-seed.
+// and a router that only drained (no routee stopped on its own) has none.
+// Some rounds drain the router itself while the Tells go on; the router
+// then drains, stops, or drains and stops at once. Each round draws its
+// router and its events from the seed, which the log prints; rerun one
+// with -crew.router-seed.
 func TestKeyedRoutersLoseNothingWithRouteesStoppedAndDrainedMidTraffic(t *testing.T) {
 	seed := *routerSeed
 	if seed == 0 {
@@ -251,7 +254,20 @@ func TestKeyedRoutersLoseNothingWithRouteesStoppedAndDrainedMidTraffic(t *testin
 				ref.Stop()
 			}
 		}
+		// The router's own Drain, racing the Tells, in some rounds.
+		drainAt := -1
+		if rng.IntN(4) == 0 {
+			if drainAt = rng.IntN(notes); marks[drainAt] == nil {
+				marks[drainAt] = make(chan struct{})
+			}
+		}
 		var wg sync.WaitGroup
+		if drainAt >= 0 {
+			wg.Go(func() {
+				<-marks[drainAt]
+				r.Drain()
+			})
+		}
 		for _, e := range events {
 			if !e.inline {
 				wg.Go(func() {
@@ -278,10 +294,11 @@ func TestKeyedRoutersLoseNothingWithRouteesStoppedAndDrainedMidTraffic(t *testin
 			}
 		}
 		wg.Wait()
-		drained := rng.IntN(2) == 0
-		if drained {
+		end := rng.IntN(3) // Drain, Stop, or both
+		if end != 1 {
 			r.Drain()
-		} else {
+		}
+		if end != 0 {
 			r.Stop()
 		}
 		<-r.Done()
@@ -289,7 +306,7 @@ func TestKeyedRoutersLoseNothingWithRouteesStoppedAndDrainedMidTraffic(t *testin
 			!assert.Equal(t, l.dead.Load(), r.DeadLetters(), "%s: the router's dead letters against its sink's", label) {
 			return
 		}
-		if drained && len(events) == 0 && !assert.Zero(t, l.dead.Load(), "%s: dead letters when only Drain ran", label) {
+		if end == 0 && drainAt < 0 && len(events) == 0 && !assert.Zero(t, l.dead.Load(), "%s: dead letters when only Drain ran", label) {
 			return
 		}
 	}
@@ -410,4 +427,94 @@ func TestAKeyedRoutersLeftoverMessagesSayWhyTheyWereLeft(t *testing.T) {
 			assert.EqualValues(t, held, r.DeadLetters())
 		})
 	}
+}
+
+// A WithConsistentHash router reads a message's key as its Tell takes it,
+// and never again: a key that waited behind a stopping routee is placed
+// on another by the hash kept with it, so that a key function that
+// panics, or reads something that changed, cannot strand the key's
+// messages as a routee's handler ends.
+func TestAConsistentHashRouterReadsAKeyOnlyInTell(t *testing.T) {
+	var telling atomic.Bool
+	var late atomic.Int32 // calls of the key function outside a Tell
+	key := func(n note) int {
+		if !telling.Load() {
+			late.Add(1)
+		}
+		return n.key
+	}
+	started, gate := make(chan struct{}, 1), make(chan struct{})
+	handled := make(chan int, 8)
+	r := crew.SpawnRouter(context.Background(), 2, func(_ context.Context, n note) error {
+		if n.seq == 0 {
+			started <- struct{}{}
+			<-gate
+		}
+		handled <- n.seq
+		return nil
+	}, crew.WithConsistentHash(key))
+	tell := func(n note) {
+		telling.Store(true)
+		require.NoError(t, r.Tell(context.Background(), n))
+		telling.Store(false)
+	}
+	tell(note{key: 7, seq: 0})
+	<-started
+	var pinned *crew.Ref[note]
+	for _, ref := range r.Routees() {
+		if ref.Busy() {
+			pinned = ref
+		}
+	}
+	require.NotNil(t, pinned)
+	pinned.Stop() // its message goes on; the key's next ones wait in the router
+	for seq := 1; seq <= 3; seq++ {
+		tell(note{key: 7, seq: seq})
+	}
+	close(gate)
+	for want := range 4 {
+		assert.Equal(t, want, <-handled)
+	}
+	r.Stop()
+	<-r.Done()
+	assert.Zero(t, late.Load(), "the key function was called outside Tell")
+}
+
+// Stop stops a keyed router at once: a message held behind its key when
+// its key's message out is dead-lettered by a routee's Stop is not sent
+// to a routee that Stop has not reached yet, where it could start after
+// Stop: it is a dead letter of the router itself, with ErrStopped.
+func TestAStoppedKeyedRouterSendsNoHeldMessageOn(t *testing.T) {
+	started, gate, filled := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var mu sync.Mutex
+	dead := map[int]crew.DeadLetter{}
+	r := crew.SpawnRouter(context.Background(), 2, func(_ context.Context, n note) error {
+		switch n.seq {
+		case 0:
+			close(started)
+			<-gate
+		case 1:
+			close(filled)
+		}
+		return nil
+	}, crew.WithKey(noteKey), crew.WithStrategy(crew.RoundRobin()), crew.WithName("stopper"),
+		crew.WithDeadLetters(func(d crew.DeadLetter) {
+			mu.Lock()
+			dead[d.Message.(note).seq] = d
+			mu.Unlock()
+		}))
+	ctx := context.Background()
+	require.NoError(t, r.Tell(ctx, note{key: 1, seq: 0})) // to routee 0, which it holds
+	<-started
+	require.NoError(t, r.Tell(ctx, note{key: 3, seq: 1})) // to routee 1
+	<-filled
+	require.NoError(t, r.Tell(ctx, note{key: 2, seq: 2})) // to routee 0, behind the first
+	require.NoError(t, r.Tell(ctx, note{key: 2, seq: 3})) // waits behind it, in the router
+	r.Stop()
+	close(gate)
+	<-r.Done()
+	assert.Equal(t, map[int]crew.DeadLetter{
+		2: {Message: note{key: 2, seq: 2}, Target: "stopper-0", Reason: crew.ErrStopped},
+		3: {Message: note{key: 2, seq: 3}, Target: "stopper", Reason: crew.ErrStopped},
+	}, dead)
 }

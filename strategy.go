@@ -141,7 +141,8 @@ func (random) pick(slots []slot) int {
 // A Picker applies a Strategy to routees of any kind, for callers that route
 // to something other than a *Ref (a connection pool, a remote service) and
 // call it themselves. A Router is a Picker over its *Ref routees. A Picker is
-// safe for concurrent use. Create one with NewPicker.
+// safe for concurrent use. Create one with NewPicker: the zero value's Pick
+// panics.
 type Picker struct {
 	strategy Strategy
 	slots    []slot

@@ -85,6 +85,10 @@ type Pin[T any] interface {
 	// Place returns the worker among n for job, the one whose score for
 	// its key is highest among those up reports live, or -1 if none is.
 	Place(job T, n int, up func(int) bool) int
+	// Hash returns the hash of job's key that Place ranks the workers by;
+	// PlaceHash places a key by it, without reading a job's key again.
+	Hash(job T) uint64
+	PlaceHash(h uint64, n int, up func(int) bool) int
 	// Index returns a new Index over the same keys, in which a router
 	// keeps each key's messages out and those waiting behind them.
 	Index() Index[T]
@@ -105,7 +109,12 @@ type rendezvous[T any, K comparable] struct {
 }
 
 func (r *rendezvous[T, K]) Place(job T, n int, up func(int) bool) int {
-	h := maphash.Comparable(r.seed, r.key(job))
+	return r.PlaceHash(r.Hash(job), n, up)
+}
+
+func (r *rendezvous[T, K]) Hash(job T) uint64 { return maphash.Comparable(r.seed, r.key(job)) }
+
+func (r *rendezvous[T, K]) PlaceHash(h uint64, n int, up func(int) bool) int {
 	best, bestScore := -1, uint64(0)
 	for w := range n {
 		if !up(w) {
