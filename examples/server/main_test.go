@@ -1,0 +1,177 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+// start runs the server on a random port until the test ends, and returns
+// its base URL and a function that stops it and returns Run's error.
+func start(t *testing.T, cfg Config) (base string, stop func() error) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- Run(ctx, ln, cfg) }()
+	var once sync.Once
+	var runErr error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			runErr = <-done
+		})
+		return runErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return "http://" + ln.Addr().String(), stop
+}
+
+// get sends GET url as client and returns the status and the body.
+func get(t *testing.T, c *http.Client, url, client string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	require.NoError(t, err)
+	if client != "" {
+		req.Header.Set("X-Client", client)
+	}
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, string(body)
+}
+
+// scrape returns the samples of /metrics whose names begin with prefix,
+// by their name and labels as the exposition format writes them.
+func scrape(t *testing.T, c *http.Client, base, prefix string) map[string]float64 {
+	t.Helper()
+	_, body := get(t, c, base+"/metrics", "")
+	samples := map[string]float64{}
+	lines := bufio.NewScanner(strings.NewReader(body))
+	for lines.Scan() {
+		line := lines.Text()
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		name, value, ok := strings.Cut(line, " ")
+		require.True(t, ok, line)
+		v, err := strconv.ParseFloat(value, 64)
+		require.NoError(t, err, line)
+		samples[name] = v
+	}
+	return samples
+}
+
+// A noisy client's big requests and a small client's, at once: every
+// request is answered 200, every job runs once, /metrics counts exactly
+// the jobs sent and each client's run time, and the server exits cleanly.
+func TestTheServerRunsEveryRequestsJobsAndCountsThem(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	var ran atomic.Int64
+	base, stop := start(t, Config{
+		Workers: 4, MaxJobs: 2000, RequestTimeout: time.Minute, ShutdownTimeout: time.Minute,
+		Work: func(context.Context) error { ran.Add(1); return nil },
+	})
+	c := &http.Client{}
+	defer c.CloseIdleConnections()
+
+	const noisy, noisyJobs, small, smallJobs = 3, 500, 10, 5
+	var wg sync.WaitGroup
+	for range noisy {
+		wg.Go(func() {
+			status, body := get(t, c, fmt.Sprintf("%s/work?jobs=%d", base, noisyJobs), "noisy")
+			assert.Equal(t, http.StatusOK, status, body)
+		})
+	}
+	wg.Go(func() {
+		for range small {
+			status, body := get(t, c, fmt.Sprintf("%s/work?jobs=%d", base, smallJobs), "small")
+			assert.Equal(t, http.StatusOK, status, body)
+			assert.Equal(t, "5 jobs ran for small\n", body)
+		}
+	})
+	wg.Wait()
+	status, _ := get(t, c, base+"/work?jobs=0", "small")
+	assert.Equal(t, http.StatusBadRequest, status)
+
+	// Each request's jobs ended, and were counted, before its answer.
+	const jobs = noisy*noisyJobs + small*smallJobs
+	assert.EqualValues(t, jobs, ran.Load())
+	m := scrape(t, c, base, "crew_pool_")
+	assert.EqualValues(t, jobs, m[`crew_pool_jobs_submitted_total{pool="work"}`])
+	assert.EqualValues(t, jobs, m[`crew_pool_jobs_completed_total{pool="work"}`])
+	assert.EqualValues(t, jobs, m[`crew_pool_run_seconds_count{pool="work"}`])
+	for _, outcome := range []string{"failed", "panicked", "skipped", "dropped"} {
+		assert.Zero(t, m[`crew_pool_jobs_`+outcome+`_total{pool="work"}`], outcome)
+	}
+	for _, tenant := range []string{"noisy", "small"} {
+		assert.Contains(t, m, `crew_pool_tenant_run_seconds_total{pool="work",tenant="`+tenant+`"}`)
+	}
+	assert.EqualValues(t, 4, m[`crew_pool_workers{pool="work"}`])
+
+	c.CloseIdleConnections()
+	require.NoError(t, stop(), "the server's graceful exit")
+	_, err := c.Get(base + "/metrics")
+	assert.Error(t, err, "the server still answers after its exit")
+}
+
+// A request whose jobs outlast its deadline is answered 504, and its jobs
+// see their context end.
+func TestARequestPastItsDeadlineIsAnswered504(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	base, stop := start(t, Config{
+		Workers: 2, MaxJobs: 10, RequestTimeout: 50 * time.Millisecond, ShutdownTimeout: time.Minute,
+		Work: func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
+	})
+	c := &http.Client{}
+	defer c.CloseIdleConnections()
+	status, body := get(t, c, base+"/work?jobs=4", "slow")
+	assert.Equal(t, http.StatusGatewayTimeout, status, body)
+	c.CloseIdleConnections()
+	require.NoError(t, stop())
+}
+
+// A request in flight when the server is told to stop is finished and
+// answered before the server exits.
+func TestTheServerFinishesTheRequestsInFlightAsItExits(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	started, gate := make(chan struct{}, 3), make(chan struct{})
+	base, stop := start(t, Config{
+		Workers: 2, MaxJobs: 10, RequestTimeout: time.Minute, ShutdownTimeout: time.Minute,
+		Work: func(context.Context) error {
+			started <- struct{}{}
+			<-gate
+			return nil
+		},
+	})
+	c := &http.Client{}
+	defer c.CloseIdleConnections()
+	answered := make(chan int, 1)
+	go func() {
+		status, _ := get(t, c, base+"/work?jobs=3", "late")
+		answered <- status
+	}()
+	<-started // the request is in flight
+	stopped := make(chan error, 1)
+	go func() { stopped <- stop() }()
+	close(gate)
+	assert.Equal(t, http.StatusOK, <-answered)
+	c.CloseIdleConnections()
+	require.NoError(t, <-stopped)
+}
