@@ -718,3 +718,67 @@ func ExampleWithMetrics() {
 	fmt.Println(m.counts)
 	// Output: map[resize/completed:5 resize/failed:1 resize/submitted:5]
 }
+
+// A router that spawns its actors and keeps each key's messages in order,
+// one at a time (WithKey): here an account's deposits, spread over four
+// actors. Drain handles every message the router accepted, those waiting
+// behind their keys included, then stops the actors.
+func ExampleSpawnRouter() {
+	var mu sync.Mutex
+	balances := map[string][]int{}
+	router := crew.SpawnRouter(context.Background(), 4, func(_ context.Context, d deposit) error {
+		mu.Lock()
+		defer mu.Unlock()
+		prev := 0
+		if h := balances[d.account]; len(h) > 0 {
+			prev = h[len(h)-1]
+		}
+		balances[d.account] = append(balances[d.account], prev+d.amount)
+		return nil
+	}, crew.WithName("ledger"), crew.WithKey(func(d deposit) string { return d.account }))
+	ctx := context.Background()
+	for i := 1; i <= 3; i++ {
+		_ = router.Tell(ctx, deposit{"alice", i * 10})
+		_ = router.Tell(ctx, deposit{"bob", i})
+	}
+	router.Drain()
+	<-router.Done() // every message handled, every actor exited
+	fmt.Println("alice:", balances["alice"])
+	fmt.Println("bob:", balances["bob"])
+	fmt.Println("dead letters:", router.DeadLetters())
+	fmt.Println(router.Tell(ctx, deposit{"alice", 1})) // refused: a dead letter
+	fmt.Println("dead letters:", router.DeadLetters())
+	// Output:
+	// alice: [10 30 60]
+	// bob: [1 3 6]
+	// dead letters: 0
+	// crew: actor stopped
+	// dead letters: 1
+}
+
+// At exit, a long-lived pool finishes what it accepted within a deadline:
+// Shutdown returns nil once every job ended, or, once the deadline passed,
+// cancels the jobs (those still queued are skipped) and returns at once.
+// Wait then waits for the jobs that still run and returns their error:
+// call it either way.
+func ExamplePool_Shutdown() {
+	pool := crew.NewGroup(2)
+	for i := range 4 {
+		_ = pool.Submit(context.Background(), func(ctx context.Context) error {
+			if i == 3 {
+				<-ctx.Done() // a job that would never end but for the deadline
+				return ctx.Err()
+			}
+			return nil
+		})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	fmt.Println("Shutdown:", pool.Shutdown(ctx))
+	fmt.Println("Wait:", pool.Wait())
+	fmt.Println("completed:", pool.Stats().Completed)
+	// Output:
+	// Shutdown: context deadline exceeded
+	// Wait: context canceled
+	// completed: 4
+}

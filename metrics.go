@@ -107,7 +107,18 @@ type Gauges struct {
 	Blocked int // the Submits blocked on a full pool; 0 for actors and routers
 }
 
-// An Event is what a Recorder counts (see Recorder.Add).
+// An Event is what a Recorder counts (see Recorder.Add):
+//
+//   - EventSubmitted: a job accepted, or a message told;
+//   - EventCompleted: a job that ran, or a message handled, failed or not;
+//   - EventFailed: a job or handler that returned an error, panicked or
+//     called runtime.Goexit;
+//   - EventPanicked: one that panicked (in EventFailed too);
+//   - EventSkipped: a pool's job skipped, its context done before it
+//     started;
+//   - EventDropped: a dead letter for another reason.
+//
+// Their constants below say more.
 type Event uint8
 
 // The events. For a pool, once Wait has returned, Submitted = Completed +
@@ -139,7 +150,14 @@ func (e Event) String() string {
 
 var eventNames = [...]string{"submitted", "completed", "failed", "panicked", "skipped", "dropped"}
 
-// A Timing is what kind of duration a Recorder observes.
+// A Timing is what kind of duration a Recorder observes (see
+// Recorder.Observe):
+//
+//   - QueueWait: how long a pool's job waited, from its acceptance to its
+//     start;
+//   - RunTime: how long it ran.
+//
+// Their constants below say more.
 type Timing uint8
 
 const (

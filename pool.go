@@ -128,39 +128,46 @@ func (p *Pool[T]) Name() string {
 	return p.name
 }
 
-// Submit gives job to the pool and returns nil once the pool holds it: it
-// does not wait for the job to run, Wait does. The job runs with the pool's
-// context, not ctx: ctx only bounds the wait for room. Submit hands the job
-// to an idle worker, or queues it in the backlog (see Pool for the order).
+// Submit gives job to the pool and returns nil once the pool holds it. It
+// does not wait for the job to run: Wait does. The job runs with the
+// pool's context, not ctx; ctx only bounds the wait for room. Submit hands
+// the job to an idle worker, or queues it in the backlog (see Pool for the
+// order). It does not allocate in steady traffic. It panics if ctx is nil,
+// or if job is a nil Job (NewGroup, WithContext).
 //
-// Submit blocks only while the pool is full, and blocked Submits take the
-// room that opens in the order they came (WithFairShare: share by share,
-// in turn). Once Wait (or Shutdown) has
-// begun, it returns ErrPoolClosed, whatever ctx's state, also to a Submit
-// blocked at that moment (but for a job's own Submit: see below).
-// Otherwise it returns ctx.Err() if ctx ends first, or at once if ctx is
-// already done; then the pool context's Err() once that context is done
-// (after the first error of a WithContext group, say), since the job would
-// not run; and ErrNoRoutee if every worker has died
-// (a job ends its worker by calling runtime.Goexit). With a backlog of your
-// own (WithMailbox), Submit returns what a Fail or DropNewest mailbox
-// returns when it refuses the job (ErrMailboxFull, ErrDropped), which
-// happens only when no worker is idle, and waits while a Backpressure one
-// is full. It does not allocate in steady traffic.
+// Submit blocks only while the pool is full. Blocked Submits take the room
+// that opens in the order they came; with WithFairShare, share by share in
+// turn.
 //
-// A job may submit more jobs to its own pool by calling Submit with the
-// context it received (or one derived from it), while it runs; the context
-// WithContext returned is not that one (see WithContext). Such a
-// Submit never blocks: when the pool is full it runs the new job itself,
-// inline, before it returns, so that jobs waiting for room held by jobs
-// waiting for room cannot deadlock the pool (a keyed pool, WithKey or
-// WithConsistentHash, queues the job beyond its bound instead, to keep its
-// key's order). It is also accepted after Wait began, which then waits for
-// it too, as errgroup's Wait does for a Go called by a goroutine of the
-// group. A Submit from a job with another context blocks like any other
-// and can deadlock a full pool; so does a batch's job that submits to the
-// pool rather than to its batch (see Batch.Submit). Submit panics if ctx is
-// nil.
+// Submit returns an error, and the job will not run, when:
+//
+//   - Wait or Shutdown has begun: ErrPoolClosed, whatever ctx's state, also
+//     to a Submit blocked at that moment (a job's own Submit aside: see
+//     below);
+//   - ctx is done already, or ends while Submit waits: ctx.Err();
+//   - the pool's context is done (after the first error of a WithContext
+//     group, say): that context's Err();
+//   - every worker has died (a job that calls runtime.Goexit ends its
+//     worker): an error matching ErrNoRoutee;
+//   - a backlog of your own (WithMailbox) refuses it: what a Fail or
+//     DropNewest mailbox returns (ErrMailboxFull, ErrDropped), which
+//     happens only when no worker is idle. A Backpressure mailbox makes
+//     Submit wait while it is full.
+//
+// A job may submit more jobs to its own pool, while it runs, by calling
+// Submit with the context it received or one derived from it. The context
+// WithContext returned is not that one (see WithContext). Such a Submit
+// never blocks: when the pool is full, it runs the new job itself, inline,
+// before it returns, so that jobs waiting for room held by jobs waiting
+// for room cannot deadlock the pool. A keyed pool (WithKey,
+// WithConsistentHash) queues the job beyond its bound instead, to keep its
+// key's order. A job's own Submit is accepted after Wait began too, and
+// Wait then waits for it, as errgroup's Wait does for a Go called by a
+// goroutine of the group.
+//
+// A Submit from a job with another context blocks like any other, and can
+// deadlock a full pool; so can a batch's job that submits to the pool
+// rather than to its batch (see Batch.Submit).
 func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	if p.refused == nil {
 		p.unmade("Pool.Submit")

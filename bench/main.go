@@ -24,7 +24,7 @@
 //
 // (about fifteen minutes on two cores, three of them the scaling
 // scenario's and under three the tenants scenario's; -scenarios picks
-// some), or with -quick for a smoke run of about a minute.
+// some), or with -quick for a smoke run of one to three minutes.
 // A progress line per scenario and contender goes to standard error.
 //
 // A relative -out is taken from the directory the command was run in, not
@@ -72,7 +72,7 @@ var allScenarios = []string{"overhead", "burst", "stream", "keyed", "mailboxes",
 func parseFlags() config {
 	var c config
 	scen := flag.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run: "+strings.Join(allScenarios, ", "))
-	flag.BoolVar(&c.quick, "quick", false, "a smoke run of about a minute: fewer jobs and runs")
+	flag.BoolVar(&c.quick, "quick", false, "a smoke run of one to three minutes on two cores: fewer jobs and runs")
 	flag.IntVar(&c.workers, "workers", 8, "workers per pool (overhead, streaming, keyed, batches and tenants scenarios)")
 	flag.IntVar(&c.burstWorkers, "burst-workers", 16, "workers per pool in the burst scenario")
 	flag.IntVar(&c.runs, "runs", 5, "runs per measurement in the overhead, burst, mailbox and scaling scenarios (at most 3 with -quick) and of the tenants scenario's cost per job (1 with -quick); the median is reported")
