@@ -98,7 +98,15 @@
 // process per CPU, Segmented 0.84x and 1.20x and Unbounded 1.17x and
 // 1.21x. For fan-in choose Segmented: an Enqueue takes a ticket with one
 // atomic increment and never waits for another producer, where
-// Unbounded's and Bounded's producers share a lock. Unbounded and Bounded
+// Unbounded's and Bounded's producers share a lock. An actor told from
+// many goroutines gains less from it than its mailbox alone, at times
+// nothing: its wake-ups and its handler cost as much (see Costs). Beside
+// CPU-bound processes, with more processors than CPUs, Unbounded with one
+// producer can cost as much as a buffered channel. The benchmark
+// program's report checks each of this advice on the machine it runs on,
+// in its section "The README's advice on this machine" (rows "fan-in",
+// "default mailbox" and "bounded"): go -C bench run . -scenarios
+// mailboxes,actors. Unbounded and Bounded
 // take separate producer and consumer locks, so a producer and a consumer
 // do not contend; Segmented's meet only when the consumer reaches a
 // message still being written, and at the lock that links and recycles
@@ -274,7 +282,10 @@
 // ahead of the backlogged shares until it has used it: a small request
 // beside a tenant with 2,000 jobs queued is not held behind them, while
 // the credit of all quiet shares together stays bounded, so a backlogged
-// share keeps its part over time. WithErrorHandler reports a
+// share keeps its part over time. It pays for jobs that wait (I/O, calls);
+// for jobs that compute only on a roomy backlog, since on the default
+// bound every job waits for a CPU as well (the benchmark report's advice
+// "fair share" checks this on your machine). WithErrorHandler reports a
 // long-lived pool's failures as they happen, not only at its Wait;
 // WithoutPanicRecovery lets a job's panic crash the process instead of
 // failing the job. Resize changes a running pool's

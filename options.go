@@ -255,7 +255,9 @@ func logError(err error) {
 // WithMailbox, WithKey or WithConsistentHash the pool sets no bound of its
 // own unless given this option. A small n keeps memory and the delay of a
 // burst's last jobs low; a larger one lets submitters run further ahead of
-// the workers. The bound follows the workers as Resize changes them. It is
+// the workers, and, first come, first served, lets one client's burst
+// delay every other client's jobs by its whole length (the benchmark
+// report's advice "default bound" checks this on your machine). The bound follows the workers as Resize changes them. It is
 // held whole on every platform; where workers×(1+n) is too large for an
 // int (math.MaxInt, or a large n on a 32-bit platform), the pool has no
 // bound of its own, as with a mailbox, rather than a smaller one. It

@@ -161,16 +161,13 @@ func (r *report) markdown() string {
 	if len(r.tenants) > 0 || len(r.tenantsCrowd) > 0 || r.weights != nil || r.fairCost.fifoNs > 0 {
 		r.tenantsMarkdown(p)
 	}
+	r.adviceMarkdown(p)
 	if t := r.targets(); len(t) > 0 {
 		p("## Targets\n\n")
 		p("These are crew's performance targets, each checked against this run; crew means %s unless a row says otherwise, and measured gives the ratio, then crew's figure against the other's.\n\n", crewName)
 		p("| target | measured | met |\n|---|---|---|\n")
 		for _, x := range t {
-			met := "no"
-			if x.met {
-				met = "yes"
-			}
-			p("| %s | %s | %s |\n", x.what, x.measured, met)
+			p("| %s | %s | %s |\n", x.what, x.measured, yesNo(x.met))
 		}
 		p("\n")
 	}

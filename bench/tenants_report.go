@@ -104,9 +104,13 @@ type tenantsPool struct {
 }
 
 // tenantsPools returns the main tables' pools: the default bound, then the
-// backlog that holds a noisy request.
+// backlog that holds a noisy request; none if the tenants scenario did not
+// run.
 func (r *report) tenantsPools() []tenantsPool {
 	w := r.tenantsWorkers
+	if w == 0 {
+		return nil
+	}
 	return []tenantsPool{
 		{"the default bound", tenantsFCFSName, tenantsFairName, tenantsBoundVsFCFS},
 		{fmt.Sprintf("WithQueueSize(%d) (holds a noisy request)", tenantsBacklog(w)), tenantsRoomy(tenantsFCFSName, w), tenantsRoomy(tenantsFairName, w), tenantsRoomyVsFCFS},
