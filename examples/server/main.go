@@ -151,24 +151,25 @@ func (h *workHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		work = sleep
 	}
 	submitted := 0
+	var refused error
 	for range jobs {
 		// Submit waits while the pool is full, and fails once the batch
 		// failed, the request ended, or the pool closed.
-		if err := batch.Submit(bctx, work); err != nil {
+		if refused = batch.Submit(bctx, work); refused != nil {
 			break
 		}
 		submitted++
 	}
-	err = batch.Wait() // this request's jobs only
+	err = batch.Wait() // this request's jobs only: the first error of one
 	switch {
-	case errors.Is(err, crew.ErrPoolClosed):
+	case errors.Is(refused, crew.ErrPoolClosed):
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
-	case errors.Is(err, context.DeadlineExceeded):
+	case (err != nil || refused != nil) && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		http.Error(w, fmt.Sprintf("deadline: %d of %d jobs ran", batch.Stats().Completed, jobs), http.StatusGatewayTimeout)
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusInternalServerError)
-	case submitted < jobs: // the request ended (the client left) before every job was submitted
-		http.Error(w, fmt.Sprintf("%d of %d jobs ran", submitted, jobs), http.StatusServiceUnavailable)
+	case refused != nil: // the client went away: it reads no answer
+		http.Error(w, fmt.Sprintf("%d of %d jobs submitted: %v", submitted, jobs, refused), http.StatusServiceUnavailable)
 	default:
 		fmt.Fprintf(w, "%d jobs ran for %s\n", jobs, client)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -174,4 +175,22 @@ func TestTheServerFinishesTheRequestsInFlightAsItExits(t *testing.T) {
 	assert.Equal(t, http.StatusOK, <-answered)
 	c.CloseIdleConnections()
 	require.NoError(t, <-stopped)
+}
+
+// A request whose job fails is answered 500 with the job's error, and the
+// failure is counted on /metrics.
+func TestARequestWhoseJobFailsIsAnswered500(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	base, stop := start(t, Config{
+		Workers: 2, MaxJobs: 10, RequestTimeout: time.Minute, ShutdownTimeout: time.Minute,
+		Work: func(context.Context) error { return errors.New("the image is corrupt") },
+	})
+	c := &http.Client{}
+	defer c.CloseIdleConnections()
+	status, body := get(t, c, base+"/work?jobs=1", "bad")
+	assert.Equal(t, http.StatusInternalServerError, status)
+	assert.Equal(t, "the image is corrupt\n", body)
+	assert.EqualValues(t, 1, scrape(t, c, base, "crew_pool_jobs_failed")[`crew_pool_jobs_failed_total{pool="work"}`])
+	c.CloseIdleConnections()
+	require.NoError(t, stop(), "a batch's failure is the request's, not the pool's")
 }
