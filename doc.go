@@ -282,10 +282,12 @@
 // ahead of the backlogged shares until it has used it: a small request
 // beside a tenant with 2,000 jobs queued is not held behind them, while
 // the credit of all quiet shares together stays bounded, so a backlogged
-// share keeps its part over time. It pays for jobs that wait (I/O, calls);
-// for jobs that compute only on a roomy backlog, since on the default
-// bound every job waits for a CPU as well (the benchmark report's advice
-// "fair share" checks this on your machine). WithErrorHandler reports a
+// share keeps its part over time. It pays on a backlog that holds a
+// burst, for any jobs, and on the default bound for jobs that wait (I/O,
+// calls) while the CPUs have room; where every job also waits for a CPU
+// (jobs that compute, a machine busy with other work) the default bound
+// gains nothing from it (the benchmark report's advice "fair share"
+// checks this on your machine). WithErrorHandler reports a
 // long-lived pool's failures as they happen, not only at its Wait;
 // WithoutPanicRecovery lets a job's panic crash the process instead of
 // failing the job. Resize changes a running pool's

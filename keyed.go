@@ -59,7 +59,7 @@ func WithKey[T any, K comparable](key func(T) K) Option {
 // the router, as WithKey's do. So the end of each message of a key happens
 // before the start of the next. Unlike WithKey it ignores load: a hot key,
 // or an unlucky spread of keys, leaves one worker with a queue while others
-// idle, so prefer WithKey for jobs that must keep their key's order (the
+// idle, so prefer WithKey unless a key must stay on one worker (the
 // benchmark report's advice "keyed" checks this on your machine). It costs one hash of the key and one per worker; a router also
 // looks the key up in its table of busy keys, as WithKey does. Like
 // WithKey, it takes the default backlog.

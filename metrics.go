@@ -114,8 +114,8 @@ type Gauges struct {
 //   - EventFailed: a job or handler that returned an error, panicked or
 //     called runtime.Goexit;
 //   - EventPanicked: one that panicked (in EventFailed too);
-//   - EventSkipped: a pool's job skipped, its context done before it
-//     started;
+//   - EventSkipped: a pool's job skipped, its pool's or batch's context
+//     done when it would have been dispatched;
 //   - EventDropped: a dead letter for another reason.
 //
 // Their constants below say more.

@@ -33,10 +33,12 @@ import (
 // pool lets the others' jobs in only up to its bound less a job per
 // worker (while that leaves a job per worker), room kept for a request
 // whose Submits come one after another. So a small request beside a
-// tenant with a deep backlog runs nearly as soon as alone (on a pool
-// whose bound it finds full, each of its Submits still waits for a job
-// to end). Credit is
-// bounded: all shares together hold at most the window times the
+// tenant with a deep backlog runs nearly as soon as alone on a pool whose
+// backlog holds the burst. On a pool whose bound it finds full, each of
+// its Submits still waits for a job to end, and where every job also
+// waits for a CPU (jobs that compute, a busy machine) it gains little or
+// nothing over first come, first served; the benchmark report's advice
+// "fair share" checks this on your machine. Credit is bounded: all shares together hold at most the window times the
 // workers; a share the pool knows is credited only what it left unused,
 // and new shares (a new batch, a tenant the pool no longer remembers)
 // together draw on what one more share of weight 1 would receive. A share

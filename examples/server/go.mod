@@ -25,8 +25,9 @@ require (
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
 
-// Inside this repository: the crew and promcrew in it. Outside it, drop
-// these lines (see README.md).
+// Inside this repository: the crew and promcrew in it. Outside it, point
+// them at your clone of the repository until crew is released (see
+// README.md).
 replace (
 	github.com/crewlib/crew => ../..
 	github.com/crewlib/crew/promcrew => ../../promcrew

@@ -42,6 +42,7 @@ type Config struct {
 	RequestTimeout  time.Duration // a request's deadline: its jobs not started by then are skipped
 	ShutdownTimeout time.Duration // at exit, how long the requests in flight and then the pool's jobs may take
 	Work            crew.Job      // a job's work; nil: sleep a millisecond, as a call to another service would
+	OnShutdown      func()        // if set, called as the graceful exit begins, once the server accepts no more connections
 }
 
 func main() {
@@ -55,22 +56,26 @@ func main() {
 		log.Fatal(err)
 	}
 	log.Printf("listening on %s", ln.Addr())
-	// The first SIGINT or SIGTERM ends ctx, and so the server; a second
-	// one kills the process, as the signal's default does.
+	// The first SIGINT or SIGTERM ends ctx, and so the server; stop then
+	// gives the signals back their default, so that a second one kills
+	// the process.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	context.AfterFunc(ctx, stop)
 	if err := Run(ctx, ln, cfg); err != nil {
 		log.Fatal(err)
 	}
 }
 
 // Run serves on ln until ctx ends, then exits gracefully: it stops
-// accepting, lets the requests in flight finish (within
-// cfg.ShutdownTimeout), closes the pool with what is left of that
-// deadline, and waits for its workers. It returns the server's error, if
-// it failed, and the pool's Wait's: the first error of a job that was not
-// in a batch (every job here is, so nil unless a job panicked outside
-// one).
+// accepting, lets the requests in flight finish, then closes the pool and
+// waits for its workers, all within cfg.ShutdownTimeout. If the deadline
+// passes first, the pool's Shutdown cancels the jobs still running (their
+// requests are answered 503), and Run closes what connections are left.
+// It returns nil after a graceful exit; otherwise the listener's error,
+// or the deadline's, joined with the pool's Wait's (the first error of a
+// job outside a batch: here none, for a request's jobs report to its
+// batch).
 func Run(ctx context.Context, ln net.Listener, cfg Config) error {
 	metrics := promcrew.New()
 	reg := prometheus.NewRegistry()
@@ -82,13 +87,20 @@ func Run(ctx context.Context, ln net.Listener, cfg Config) error {
 		crew.WithName("work"),
 		crew.WithFairShare(),
 		crew.WithMetrics(metrics),
-		crew.WithErrorHandler(func(err error) { log.Printf("job: %v", err) }),
+		crew.WithErrorHandler(func(err error) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				log.Printf("job: %v", err) // a request that ended is not a failure of its jobs
+			}
+		}),
 	)
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /work", &workHandler{pool: pool, cfg: cfg})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	if cfg.OnShutdown != nil {
+		srv.RegisterOnShutdown(cfg.OnShutdown)
+	}
 
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -102,20 +114,27 @@ func Run(ctx context.Context, ln net.Listener, cfg Config) error {
 	// then the pool, within one deadline.
 	stop, cancel := context.WithTimeout(context.Background(), cfg.ShutdownTimeout)
 	defer cancel()
-	if err := srv.Shutdown(stop); err != nil {
-		log.Printf("http: %v", err) // the deadline passed: the pool's Shutdown cancels their jobs
-	}
-	if err := pool.Shutdown(stop); err != nil {
-		log.Printf("pool: %v: the jobs still queued were skipped", err)
-	}
-	// Shutdown returns nil once every job ended, or ctx's error once its
-	// deadline passed, without waiting for the jobs that still run: Wait
-	// waits for them, and returns the jobs' error. Call it either way.
+	httpErr := srv.Shutdown(stop) // stops accepting, then waits for the requests in flight
+	// Shutdown returns nil once every job ended, or, once the deadline
+	// passed, cancels the jobs still running or queued and returns its
+	// error at once. Wait waits for the jobs that still run: call it
+	// either way.
+	poolErr := pool.Shutdown(stop)
 	waitErr := pool.Wait()
+	if httpErr != nil {
+		// The deadline passed with requests in flight: their jobs were
+		// canceled, so their handlers answer now. Give them a moment,
+		// then close what is left.
+		last, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		if srv.Shutdown(last) != nil {
+			_ = srv.Close()
+		}
+	}
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}
-	return errors.Join(serveErr, waitErr)
+	return errors.Join(serveErr, httpErr, poolErr, waitErr)
 }
 
 // workHandler runs a request's jobs as one batch on the shared pool.
@@ -123,7 +142,13 @@ func Run(ctx context.Context, ln net.Listener, cfg Config) error {
 //	GET /work?jobs=N    with the client's name in the X-Client header
 //
 // It answers 200 once every job ran, 504 if the request's deadline passed
-// first, 503 if the server is shutting down, and 500 if a job failed.
+// first, 503 if the server's exit cut its jobs short, and 500 with the
+// first error of a job that failed.
+//
+// The tenant here is what the client says it is. In a real server take
+// it from an authenticated identity: a client that names itself anew
+// with each request would be a new, credited tenant each time, and each
+// name a new tenant label on /metrics.
 type workHandler struct {
 	pool *crew.Pool[crew.Job]
 	cfg  Config
@@ -162,9 +187,11 @@ func (h *workHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	err = batch.Wait() // this request's jobs only: the first error of one
 	switch {
-	case errors.Is(refused, crew.ErrPoolClosed):
+	case errors.Is(refused, crew.ErrPoolClosed), (err != nil || refused != nil) && h.pool.Context().Err() != nil:
 		http.Error(w, "shutting down", http.StatusServiceUnavailable)
-	case (err != nil || refused != nil) && errors.Is(ctx.Err(), context.DeadlineExceeded):
+	case (err != nil || refused != nil) && errors.Is(context.Cause(bctx), context.DeadlineExceeded):
+		// The deadline passed before any job failed: the batch's context
+		// records which came first.
 		http.Error(w, fmt.Sprintf("deadline: %d of %d jobs ran", batch.Stats().Completed, jobs), http.StatusGatewayTimeout)
 	case err != nil:
 		http.Error(w, err.Error(), http.StatusInternalServerError)

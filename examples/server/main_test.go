@@ -42,20 +42,49 @@ func start(t *testing.T, cfg Config) (base string, stop func() error) {
 	return "http://" + ln.Addr().String(), stop
 }
 
-// get sends GET url as client and returns the status and the body.
-func get(t *testing.T, c *http.Client, url, client string) (int, string) {
-	t.Helper()
+// fetch sends GET url as client and returns the status and the body. It
+// does not fail the test, so that a goroutine of the test may call it.
+func fetch(c *http.Client, url, client string) (int, string, error) {
 	req, err := http.NewRequest(http.MethodGet, url, nil)
-	require.NoError(t, err)
+	if err != nil {
+		return 0, "", err
+	}
 	if client != "" {
 		req.Header.Set("X-Client", client)
 	}
 	resp, err := c.Do(req)
-	require.NoError(t, err)
+	if err != nil {
+		return 0, "", err
+	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body), err
+}
+
+// get is fetch on the test's goroutine: an error fails the test.
+func get(t *testing.T, c *http.Client, url, client string) (int, string) {
+	t.Helper()
+	status, body, err := fetch(c, url, client)
 	require.NoError(t, err)
-	return resp.StatusCode, string(body)
+	return status, body
+}
+
+// A reply is what a request got, sent from a goroutine of the test.
+type reply struct {
+	status int
+	body   string
+	err    error
+}
+
+// getting sends GET url as client on a goroutine of its own and returns
+// the channel of its reply.
+func getting(c *http.Client, url, client string) <-chan reply {
+	ch := make(chan reply, 1)
+	go func() {
+		status, body, err := fetch(c, url, client)
+		ch <- reply{status, body, err}
+	}()
+	return ch
 }
 
 // scrape returns the samples of /metrics whose names begin with prefix,
@@ -93,20 +122,24 @@ func TestTheServerRunsEveryRequestsJobsAndCountsThem(t *testing.T) {
 	defer c.CloseIdleConnections()
 
 	const noisy, noisyJobs, small, smallJobs = 3, 500, 10, 5
-	var wg sync.WaitGroup
+	var replies []<-chan reply
 	for range noisy {
-		wg.Go(func() {
-			status, body := get(t, c, fmt.Sprintf("%s/work?jobs=%d", base, noisyJobs), "noisy")
-			assert.Equal(t, http.StatusOK, status, body)
-		})
+		replies = append(replies, getting(c, fmt.Sprintf("%s/work?jobs=%d", base, noisyJobs), "noisy"))
 	}
+	var wg sync.WaitGroup
 	wg.Go(func() {
 		for range small {
-			status, body := get(t, c, fmt.Sprintf("%s/work?jobs=%d", base, smallJobs), "small")
-			assert.Equal(t, http.StatusOK, status, body)
-			assert.Equal(t, "5 jobs ran for small\n", body)
+			r := <-getting(c, fmt.Sprintf("%s/work?jobs=%d", base, smallJobs), "small")
+			assert.NoError(t, r.err)
+			assert.Equal(t, http.StatusOK, r.status, r.body)
+			assert.Equal(t, "5 jobs ran for small\n", r.body)
 		}
 	})
+	for _, ch := range replies {
+		r := <-ch
+		assert.NoError(t, r.err)
+		assert.Equal(t, http.StatusOK, r.status, r.body)
+	}
 	wg.Wait()
 	status, _ := get(t, c, base+"/work?jobs=0", "small")
 	assert.Equal(t, http.StatusBadRequest, status)
@@ -149,10 +182,11 @@ func TestARequestPastItsDeadlineIsAnswered504(t *testing.T) {
 }
 
 // A request in flight when the server is told to stop is finished and
-// answered before the server exits.
+// answered before the server exits, while new connections are refused
+// from the moment the exit begins.
 func TestTheServerFinishesTheRequestsInFlightAsItExits(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	started, gate := make(chan struct{}, 3), make(chan struct{})
+	started, gate, exiting := make(chan struct{}, 3), make(chan struct{}), make(chan struct{})
 	base, stop := start(t, Config{
 		Workers: 2, MaxJobs: 10, RequestTimeout: time.Minute, ShutdownTimeout: time.Minute,
 		Work: func(context.Context) error {
@@ -160,21 +194,48 @@ func TestTheServerFinishesTheRequestsInFlightAsItExits(t *testing.T) {
 			<-gate
 			return nil
 		},
+		OnShutdown: func() { close(exiting) },
 	})
 	c := &http.Client{}
 	defer c.CloseIdleConnections()
-	answered := make(chan int, 1)
-	go func() {
-		status, _ := get(t, c, base+"/work?jobs=3", "late")
-		answered <- status
-	}()
+	answered := getting(c, base+"/work?jobs=3", "late")
 	<-started // the request is in flight
 	stopped := make(chan error, 1)
 	go func() { stopped <- stop() }()
+	<-exiting // the server accepts no more connections, and waits for the request
+	_, _, err := fetch(&http.Client{}, base+"/metrics", "")
+	assert.Error(t, err, "a new connection during the exit")
 	close(gate)
-	assert.Equal(t, http.StatusOK, <-answered)
+	r := <-answered
+	require.NoError(t, r.err)
+	assert.Equal(t, http.StatusOK, r.status, r.body)
 	c.CloseIdleConnections()
 	require.NoError(t, <-stopped)
+}
+
+// When the exit's deadline passes with a request in flight, the pool's
+// Shutdown cancels its jobs: the request is answered 503, and Run says
+// that the deadline passed.
+func TestARequestCutShortByTheExitsDeadlineIsAnswered503(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	started := make(chan struct{}, 2)
+	base, stop := start(t, Config{
+		Workers: 2, MaxJobs: 10, RequestTimeout: time.Minute, ShutdownTimeout: 50 * time.Millisecond,
+		Work: func(ctx context.Context) error {
+			started <- struct{}{}
+			<-ctx.Done() // a job that ends only when it is canceled
+			return ctx.Err()
+		},
+	})
+	c := &http.Client{}
+	defer c.CloseIdleConnections()
+	answered := getting(c, base+"/work?jobs=2", "late")
+	<-started
+	err := stop()
+	assert.ErrorIs(t, err, context.DeadlineExceeded, "Run reports the deadline")
+	r := <-answered
+	require.NoError(t, r.err)
+	assert.Equal(t, http.StatusServiceUnavailable, r.status, r.body)
 }
 
 // A request whose job fails is answered 500 with the job's error, and the
