@@ -92,8 +92,7 @@ type options struct {
 	onError     func(error)
 	noRecovery  bool
 	metrics     Metrics
-	recorder    Recorder    // a router's, for its routees (see SpawnRouter)
-	linger      func() bool // a keyed router's, for its routees: see routerKeys.linger
+	recorder    Recorder // a router's, for its routees (see SpawnRouter)
 	strategy    Strategy
 
 	// pools only

@@ -335,9 +335,25 @@ func TestAHugeQueueSizeDoesNotOverflowTheBound(t *testing.T) {
 // there), and Resize moves the bound with the workers. A bound too large
 // for an int is none: the pool takes every job, before and after Resize.
 func TestAQueueSizeIsHeldWhole(t *testing.T) {
-	fill := func(p *crew.Pool[crew.Job], jobs int) int {
+	// taken makes a pool of one worker WithQueueSize(size), resizes it to
+	// workers, keeps each worker busy, and returns how many of up to try
+	// more jobs it takes.
+	taken := func(size, workers, try int) int {
+		release, started := gateFor(t), make(chan struct{}, workers)
+		p := crew.NewGroup(1, crew.WithQueueSize(size))
+		defer func() {
+			close(release)
+			require.NoError(t, p.Wait())
+		}()
+		if workers > 1 {
+			p.Resize(workers)
+		}
+		for range workers {
+			require.True(t, p.TrySubmit(gated(started, release, nil)))
+			<-started
+		}
 		n := 0
-		for range jobs {
+		for range try {
 			if !p.TrySubmit(func(context.Context) error { return nil }) {
 				break
 			}
@@ -346,37 +362,10 @@ func TestAQueueSizeIsHeldWhole(t *testing.T) {
 		return n
 	}
 	const size = 1000
-	release := gateFor(t)
-	p := crew.NewGroup(1, crew.WithQueueSize(size))
-	started := make(chan struct{}, 2)
-	require.True(t, p.TrySubmit(gated(started, release, nil)))
-	<-started
-	assert.Equal(t, size, fill(p, 2*size), "jobs taken beside the one running, one worker")
-	close(release)
-	require.NoError(t, p.Wait())
-
-	release = gateFor(t)
-	p = crew.NewGroup(1, crew.WithQueueSize(size))
-	p.Resize(2)
-	for range 2 {
-		require.True(t, p.TrySubmit(gated(started, release, nil)))
-		<-started
-	}
-	assert.Equal(t, 2*size, fill(p, 3*size), "jobs taken beside the two running, once Resize made two workers")
-	close(release)
-	require.NoError(t, p.Wait())
-
+	assert.Equal(t, size, taken(size, 1, 2*size), "jobs taken beside the one running, one worker")
+	assert.Equal(t, 2*size, taken(size, 2, 3*size), "jobs taken beside the two running, once Resize made two workers")
 	huge := 1 << (strconv.IntSize - 2) // 1×(1+huge) is an int; 4×(1+huge) wraps around to 4
-	release = gateFor(t)
-	p = crew.NewGroup(1, crew.WithQueueSize(huge))
-	p.Resize(4)
-	for range 4 {
-		require.True(t, p.TrySubmit(gated(started, release, nil)))
-		<-started
-	}
-	assert.Equal(t, 100, fill(p, 100), "jobs taken beside the four running by a pool whose bound is too large to hold")
-	close(release)
-	require.NoError(t, p.Wait())
+	assert.Equal(t, 100, taken(huge, 4, 100), "jobs taken beside the four running by a pool whose bound is too large to hold")
 }
 
 func TestMapReturnsTheCauseOfItsContext(t *testing.T) {

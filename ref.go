@@ -34,10 +34,9 @@ type Ref[T any] struct {
 	handle  func(context.Context, T) error
 	sink    func(DeadLetter)
 	onError func(error)
-	crash   bool        // WithoutPanicRecovery: a handler's panic is not recovered
-	rec     Recorder    // WithMetrics: the actor's, or its router's; or nil
-	ownRec  bool        // rec is the actor's own: it closes it as it ends
-	linger  func() bool // a keyed router's routee: while it reports true, a drained mailbox waits for the router's held messages
+	crash   bool     // WithoutPanicRecovery: a handler's panic is not recovered
+	rec     Recorder // WithMetrics: the actor's, or its router's; or nil
+	ownRec  bool     // rec is the actor's own: it closes it as it ends
 
 	signal   chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
 	done     chan struct{} // closed by the second of shutdown and the goroutine's exit
@@ -136,7 +135,6 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 		sink:    o.deadLetters,
 		onError: o.onError,
 		crash:   o.noRecovery,
-		linger:  o.linger,
 		signal:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
 	}

@@ -25,6 +25,25 @@ func (r *Ref[T]) shutdown(reason error) {
 	r.end()
 }
 
+// lingers reports whether the actor, draining, its mailbox found empty,
+// waits rather than ends: a keyed router's routee does while its draining
+// router still holds messages for it (see lingerer).
+func (r *Ref[T]) lingers() bool {
+	l, ok := r.mb.(lingerer)
+	return ok && l.linger()
+}
+
+// A lingerer is a mailbox whose actor, drained, may have more to take
+// from elsewhere: a keyed router's routee's (routeeBox), whose router
+// holds messages behind their keys. linger reports whether the actor
+// waits for them rather than ends; once it reports false, nothing more
+// comes.
+type lingerer interface {
+	linger() bool
+}
+
+var _ lingerer = (*routeeBox[int])(nil)
+
 // A sealer is a mailbox that keeps with each message what its end must
 // release (a keyed router's routee's, routeeBox): in place of Close,
 // shutdown has it close, hand each message still queued to dead, and

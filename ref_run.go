@@ -64,7 +64,7 @@ func (r *Ref[T]) loop(ctx context.Context) {
 			msg, ok := r.mb.Dequeue()
 			if !ok {
 				r.busy.Store(false)
-				if r.draining.Load() && (r.linger == nil || !r.linger()) {
+				if r.draining.Load() && !r.lingers() {
 					// Drained: what a Tell that raced Drain queues from
 					// here on, shutdown's Close hands to the dead letters.
 					// A keyed router's routee first waits for the

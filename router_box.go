@@ -28,6 +28,7 @@ type routeeBox[T any] struct {
 	q     *Unbounded[parcel[T]]
 	taken *routerKey[T]                  // the key of the message Dequeue returned last; the routee's goroutine's
 	ended func(key *routerKey[T], msg T) // the router's: a message of key has ended
+	waits func() bool                    // the router's, for this routee: see linger
 }
 
 func newRouteeBox[T any](ended func(*routerKey[T], T)) *routeeBox[T] {
@@ -61,6 +62,10 @@ func (b *routeeBox[T]) take() *routerKey[T] {
 }
 
 func (b *routeeBox[T]) Len() int { return b.q.Len() }
+
+// linger is lingerer's: the routee waits while its draining router holds
+// messages for it.
+func (b *routeeBox[T]) linger() bool { return b.waits() }
 
 func (b *routeeBox[T]) counters() (in, out *atomic.Uint64) { return b.q.counters() }
 

@@ -45,7 +45,7 @@ type routerKeys[T any] struct {
 	refs     []*Ref[T]
 	boxes    []*routeeBox[T] // the routees' mailboxes
 	picker   *Picker         // the router's
-	leftover *Picker         // the router's strategy over its routees that have not shut down, for a draining router
+	leftover *Picker         // the router's strategy over the routees that take its messages (see up), for a draining router
 	sink     func(DeadLetter)
 	dead     atomic.Int64 // the router's own dead letters (see deadLetter)
 	name     string       // the router's, for its dead letters
@@ -78,7 +78,7 @@ func (rk *routerKeys[T]) forRoutee(i int, handle func(context.Context, T) error,
 	box := newRouteeBox(rk.end)
 	rk.boxes[i] = box
 	o.newMailbox = func() Mailbox[T] { return box }
-	o.linger = func() bool { return rk.linger(i) }
+	box.waits = func() bool { return rk.linger(i) }
 	return func(ctx context.Context, msg T) error {
 		if key := box.take(); key != nil {
 			defer rk.end(key, msg)

@@ -50,27 +50,15 @@ func (b barChart) save(file string) error {
 	legend.ThumbnailWidth = vg.Points(18)
 	plots := make([]*plot.Plot, len(b.panels))
 	for pi, panel := range b.panels {
-		p := plot.New()
-		p.Title.Text = panel.title
 		lo, hi := b.valueRange(panel)
-		p.X.Min, p.X.Max = lo, hi
-		p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
-		p.X.Tick.Marker = linearTicks{}
-		if b.log {
-			p.X.Scale = plot.LogScale{}
-			p.X.Tick.Marker = oneTwoFive
-		}
+		p, grid := rowsPanel(panel.title, b.names, lo, hi, b.log, pi == 0)
+		grid.Horizontal = draw.LineStyle{}
 		// Each bar stands on base, at the axis' left end.
 		base, err := plotter.NewBarChart(slices.Repeat(plotter.Values{lo}, n), vg.Points(barWidth))
 		if err != nil {
 			return err
 		}
 		base.Horizontal = true
-		rowTicks(p, b.names, pi == 0)
-		grid := plotter.NewGrid()
-		grid.Vertical.Color = color.Gray{Y: 225}
-		grid.Horizontal = draw.LineStyle{}
-		p.Add(grid)
 		for s, values := range panel.values {
 			// gonum draws value j at row j from the bottom: the rows are
 			// given bottom first, a missing figure as no bar.

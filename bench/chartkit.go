@@ -39,26 +39,35 @@ type dotPanel struct {
 	look   string    // the name whose look draws every dot; "" for each row's own
 }
 
+// rowsPanel returns a panel of a chart with a row per name and a value
+// axis from lo to hi (logarithmic if log), the names written beside the
+// first panel only, and its grid, already added, whose vertical lines
+// mark the values.
+func rowsPanel(title string, names []string, lo, hi float64, log, first bool) (*plot.Plot, *plotter.Grid) {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Min, p.X.Max = lo, hi
+	p.Y.Min, p.Y.Max = -0.6, float64(len(names))-0.4
+	p.X.Tick.Marker = linearTicks{}
+	if log {
+		p.X.Scale = plot.LogScale{}
+		p.X.Tick.Marker = oneTwoFive
+	}
+	rowTicks(p, names, first)
+	grid := plotter.NewGrid()
+	grid.Vertical.Color = color.Gray{Y: 225}
+	p.Add(grid)
+	return p, grid
+}
+
 func (d dotChart) save(file string) error {
 	lo, hi := d.valueRange()
 	n := len(d.names)
 	rowY := func(i int) float64 { return float64(n - 1 - i) }
 	plots := make([]*plot.Plot, len(d.panels))
 	for pi, panel := range d.panels {
-		p := plot.New()
-		p.Title.Text = panel.title
-		p.X.Min, p.X.Max = lo, hi
-		p.Y.Min, p.Y.Max = -0.6, float64(n)-0.4
-		p.X.Tick.Marker = linearTicks{}
-		if d.log {
-			p.X.Scale = plot.LogScale{}
-			p.X.Tick.Marker = oneTwoFive
-		}
-		rowTicks(p, d.names, pi == 0)
-		grid := plotter.NewGrid()
-		grid.Vertical.Color = color.Gray{Y: 225}
+		p, grid := rowsPanel(panel.title, d.names, lo, hi, d.log, pi == 0)
 		grid.Horizontal.Color = color.Gray{Y: 235}
-		p.Add(grid)
 		if d.ref > 0 {
 			ref, err := plotter.NewLine(plotter.XYs{{X: d.ref, Y: -0.6}, {X: d.ref, Y: float64(n) - 0.4}})
 			if err != nil {
