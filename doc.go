@@ -9,7 +9,9 @@
 //   - A pool in place of errgroup: [WithContext] (or [NewGroup]), then Submit
 //     and Wait, or [Map] for results in input order. Use it wherever you
 //     would use errgroup.Group with SetLimit: one fan-out, one Wait, which
-//     closes the pool. See Pools.
+//     closes the pool. See Pools. For a pipeline whose results go out in
+//     input order as they become ready, with bounded memory, use [MapSeq]
+//     (an iterator) or a [Stream] (callbacks). See Ordered streams.
 //   - A long-lived pool: [NewGroup] (or [NewPool] for typed jobs) made once,
 //     with one [Batch] per request ([Pool.NewBatch]); [WithLimit] caps how
 //     many of a batch's jobs run at once, and [WithFairShare] shares the
@@ -255,7 +257,9 @@
 // time: a job whose key is busy waits behind it and joins the backlog when
 // the key's job before it ends, so keys spread over the workers as they
 // free. Map runs a function over a slice and returns the results in input
-// order (beside an error, those of the calls that returned nil). Stats
+// order (beside an error, those of the calls that returned nil); MapSeq
+// and Stream deliver them in order as they become ready (see Ordered
+// streams). Stats
 // reports what the pool holds and what every worker ran.
 // Worker goroutines carry the pprof labels crew.pool and crew.worker.
 //
@@ -306,6 +310,10 @@
 //	requests or tenants            p.NewBatch(ctx, WithTenant(t))
 //	ordered results                Map(ctx, n, inputs, f)          every input              its return
 //	ordered results, shared pool   MapBatch(ctx, p, inputs, f)     the batch's inputs only  its return
+//	ordered results as they come   MapSeq(ctx, n, seq, f)          the window's inputs      the range loop's end
+//	the same, shared pool          MapSeqBatch(ctx, p, seq, f)     the window's inputs      the range loop's end
+//	ordered callbacks              NewStream(ctx, n),              every task               s.Wait
+//	                               NewStreamBatch(ctx, p)
 //
 // Pools and their backlogs:
 //
@@ -317,6 +325,37 @@
 //	                                                                            fairness between tenants (NewFair)
 //	NewPool(.., WithKey(k))      any T            FIFO per key, unbounded       per-key order: accounts, devices, sessions
 //	Map(ctx, n, inputs, f)       inputs[i]        FIFO, n*(1+DefaultQueueSize)  ordered results, one call per input
+//
+// # Ordered streams
+//
+// Map returns every result at once, after the last input. A pipeline
+// (re-encode the lines of a log, hash files for a manifest, call an API per
+// row and write a CSV) wants each result in input order as soon as it and
+// every one before it are done, reading its inputs as it goes. MapSeq
+// takes an iter.Seq of inputs and returns an iter.Seq2 of results and
+// errors, for a range loop; a Stream takes tasks one Submit at a time and
+// runs each task's callback in submission order, as conc's stream does.
+// Both run on a pool of their own, or as one batch of a shared pool
+// (MapSeqBatch, NewStreamBatch: the batch's limit and fair share apply).
+//
+// Both hold a window (WithWindow; DefaultWindowPerWorker per worker by
+// default): at most that many inputs, or tasks, past the oldest result not
+// yet delivered. So a slow input holds back at most a window of quick ones
+// and their results, and memory stays bounded whatever the input's
+// length; a larger window lets more quick inputs run behind a slow one.
+// The first error (or panic) cancels the work not yet started, as Map's
+// does: the results before it, in input order, are still delivered, then
+// the error, and nothing after it. Breaking out of MapSeq's loop cancels
+// the calls in progress and waits for them; no goroutine outlives the loop.
+// Neither allocates per input (the callbacks a Stream's tasks return are
+// yours).
+//
+//	you have                                   you want                                  use
+//	a slice                                    every result at once                      Map, MapBatch
+//	a sequence: lines, rows, a channel, an     each result in input order, as soon as    MapSeq, MapSeqBatch
+//	iter.Seq of any length                     it and those before it are done
+//	code that submits tasks one at a time      a callback per task, in submission order  NewStream, NewStreamBatch
+//	results whose order does not matter        each result as it is done                 a pool: NewGroup, Submit, Wait
 //
 // # Observing pools and actors
 //

@@ -11,10 +11,12 @@ import (
 )
 
 // An Option configures an actor (Spawn), a router that spawns its routees
-// (SpawnRouter) or a pool (NewPool, NewGroup, WithContext, Map). Each
-// option's doc says what it applies to; a constructor given an option that
-// does not apply to it, such as WithStrategy to Spawn, panics with a
-// message that names both, rather than ignore it.
+// (SpawnRouter), a pool (NewPool, NewGroup, WithContext, Map), a batch
+// (Pool.NewBatch, MapBatch) or an ordered stream (MapSeq, MapSeqBatch,
+// NewStream, NewStreamBatch). Each option's doc says what it applies to; a
+// constructor given an option that does not apply to it, such as
+// WithStrategy to Spawn, panics with a message that names both, rather
+// than ignore it.
 type Option func(*options)
 
 // optSet records which options were given, one bit per option.
@@ -38,6 +40,7 @@ const (
 	optNoRecovery
 	optMetrics
 	optFairWindow
+	optWindow
 )
 
 // optNames names each option for the panics of only, in bit order, with
@@ -60,6 +63,7 @@ var optNames = [...]string{
 	"WithoutPanicRecovery (for actors, routers and pools)",
 	"WithMetrics (for actors, routers and pools)",
 	"WithFairWindow (for NewPool, NewGroup and WithContext)",
+	"WithWindow (for MapSeq, MapSeqBatch, NewStream and NewStreamBatch)",
 }
 
 // Which options each kind of constructor takes.
@@ -108,6 +112,9 @@ type options struct {
 	limit  int
 	tenant string
 	weight int
+
+	// ordered streams only
+	window int
 }
 
 func collect(opts []Option) options {

@@ -85,23 +85,31 @@ func (p *Pool[T]) NewBatch(ctx context.Context, opts ...Option) (*Batch[T], cont
 // newBatch is NewBatch, for fn (NewBatch, MapBatch), which its panics
 // name.
 func (p *Pool[T]) newBatch(fn string, ctx context.Context, opts []Option) (*Batch[T], context.Context) {
-	if p.refused == nil {
-		p.unmade(fn)
-	}
+	p.takesBatches(fn)
 	if ctx == nil {
 		panic("crew: " + fn + ": nil context")
-	}
-	if !p.s.Plain() {
-		panic("crew: " + fn + ": batches need the pool's default backlog: a pool with WithMailbox, WithKey or WithConsistentHash takes none")
 	}
 	var o options
 	if len(opts) > 0 {
 		o = collect(opts)
 		o.only(fn, batchOpts)
 	}
-	if o.set&(optTenant|optWeight) != 0 && !p.s.Fair() {
-		panic("crew: NewBatch: WithTenant and WithWeight need a pool made WithFairShare")
+	return p.openBatch(fn, ctx, &o)
+}
+
+// takesBatches panics, naming fn, unless p takes batches.
+func (p *Pool[T]) takesBatches(fn string) {
+	if p.refused == nil {
+		p.unmade(fn)
 	}
+	if !p.s.Plain() {
+		panic("crew: " + fn + ": batches need the pool's default backlog: a pool with WithMailbox, WithKey or WithConsistentHash takes none")
+	}
+}
+
+// openBatch is newBatch once p, ctx and the options are checked.
+func (p *Pool[T]) openBatch(fn string, ctx context.Context, o *options) (*Batch[T], context.Context) {
+	p.checkShare(fn, o)
 	b := &Batch[T]{pool: p, sink: o.deadLetters, errs: errorSet{all: o.allErrors}, limit: o.limit}
 	if b.sink == nil {
 		b.sink = p.sink
@@ -114,6 +122,14 @@ func (p *Pool[T]) newBatch(fn string, ctx context.Context, opts []Option) (*Batc
 	b.jobCtx = jobContext{bctx, b}
 	p.s.OpenBatch(&b.rec, b, bctx, o.limit, o.tenant, o.weight)
 	return b, bctx
+}
+
+// checkShare panics, naming fn, if o gives a share to a batch of p but p
+// shares nothing.
+func (p *Pool[T]) checkShare(fn string, o *options) {
+	if o.set&(optTenant|optWeight) != 0 && !p.s.Fair() {
+		panic("crew: " + fn + ": WithTenant and WithWeight need a pool made WithFairShare")
+	}
 }
 
 // entry returns the batch's record in its pool's scheduler, or nil for no

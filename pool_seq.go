@@ -1,0 +1,404 @@
+package crew
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"strconv"
+
+	"github.com/sourcegraph/conc/panics"
+)
+
+// Ordered streams: MapSeq and MapSeqBatch yield f's results in the order
+// of their inputs as they become ready, holding at most a window of inputs
+// ahead of the oldest result not yet yielded. Each stream runs as one
+// batch of a pool (its own for MapSeq), through the batch's Submit and
+// Wait, and reuses one job per slot of its window: it allocates per
+// stream, not per input.
+
+// DefaultWindowPerWorker is how many inputs (MapSeq, MapSeqBatch) or tasks
+// (a Stream) per worker an ordered stream takes ahead of the oldest result
+// it has not delivered yet, unless WithWindow sets its window.
+const DefaultWindowPerWorker = 4
+
+// WithWindow sets an ordered stream's window (MapSeq, MapSeqBatch,
+// NewStream, NewStreamBatch) to n: the stream takes at most n inputs, or
+// accepts at most n tasks, past the oldest one whose result it has not
+// delivered yet. A slow input therefore holds back at most n inputs' worth
+// of results and memory, and the workers idle once n inputs are done or
+// running behind it. A larger window lets more quick inputs run behind a
+// slow one; 1 runs the inputs one at a time. By default the window is
+// DefaultWindowPerWorker times the workers (for a stream on a batch made
+// WithLimit, times its limit). It panics if n is less than 1. It is not
+// WithFairWindow, a fair pool's setting.
+func WithWindow(n int) Option {
+	if n < 1 {
+		panic("crew: WithWindow: n must be at least 1, got " + strconv.Itoa(n))
+	}
+	return func(o *options) { o.set |= optWindow; o.window = n }
+}
+
+// The options an ordered stream takes: those of its own pool, for MapSeq
+// and NewStream, or of its batch, for MapSeqBatch and NewStreamBatch,
+// which do not take a dead-letter sink (the stream reports, in order,
+// where it stopped), nor WithAllErrors (it stops at its first error).
+const (
+	streamPoolOpts  = optName | optStrategy | optErrorHandler | optNoRecovery | optMetrics | optWindow
+	streamBatchOpts = optLimit | optTenant | optWeight | optWindow
+)
+
+// MapSeq calls f on each of inputs on a pool of workers goroutines, and
+// yields the results in the order of inputs, each as soon as it and every
+// result before it are ready: Map for a pipeline, whose first results are
+// written while later inputs are still read or run. It reads inputs
+// lazily, as the range loop consumes results: at most the window (see
+// WithWindow; by default DefaultWindowPerWorker × workers) of inputs are
+// taken past the oldest result not yet yielded, so memory stays bounded
+// however many inputs there are and however slow one of them is.
+//
+// Each time the returned iterator is ranged over, it starts a pool, reads
+// inputs from their start and waits for the pool before the loop ends:
+// no goroutine outlives the loop. Breaking out of the loop cancels the
+// context of the calls in progress (their results are discarded) and skips
+// the inputs taken and not yet started.
+//
+// The first error (or panic, as an error that errors.As unwraps to
+// *panics.ErrRecovered) cancels the context f receives, which derives from
+// ctx, as Map's does: the inputs not yet started are skipped, and no more
+// are read. The results before it in input order are still yielded (every
+// input before one that started has started, as in Map); then one pair
+// with R's zero value and the error of the first input, in input order,
+// that did not succeed, which ends the iteration. That error is the
+// input's own, or, for an input skipped or stopped by the end of ctx,
+// context.Cause(ctx), as Map reports it. To go on past failed inputs,
+// return each one's error inside R rather than as f's error.
+//
+// MapSeq takes the options of its pool (WithName, WithStrategy,
+// WithErrorHandler, WithoutPanicRecovery, WithMetrics) and WithWindow. It
+// panics if ctx, inputs or f is nil, or workers is not between 1 and
+// 1<<24. f's call on an input synchronizes before the yield of its
+// result: R needs no locking.
+func MapSeq[T, R any](ctx context.Context, workers int, inputs iter.Seq[T], f func(context.Context, T) (R, error), opts ...Option) iter.Seq2[R, error] {
+	checkSeq("MapSeq", ctx, inputs, f)
+	checkWorkers("MapSeq", workers)
+	o := collect(opts)
+	o.only("MapSeq", streamPoolOpts)
+	window := windowOf(&o, workers)
+	return func(yield func(R, error) bool) {
+		sctx, stop := context.WithCancelCause(ctx)
+		po := o
+		po.parent, po.cancelOnError, po.deadLetters = sctx, true, discard
+		po.queueSize = (window + workers - 1) / workers // the pool holds the window: Submit never waits for room
+		p := newGroup(min(workers, window), &po)
+		r := newSeqRun(ctx, p.ctx, p.ctx, window, f, p.noRecovery, p.Submit, p.Wait)
+		defer r.end(stop)
+		r.run(sctx, inputs, yield)
+	}
+}
+
+// MapSeqBatch is MapSeq on the shared pool p, as one batch: MapBatch's
+// ordered stream. The batch's context derives from ctx; its first error
+// cancels it, as in MapSeq, but neither the pool nor another batch. The
+// window is by default DefaultWindowPerWorker times p's workers when the
+// loop begins, or times the batch's limit if WithLimit is given. If p is
+// closed (its Wait or Shutdown has begun), the first pair yielded holds an
+// error that errors.Is matches with ErrPoolClosed. opts are WithWindow and
+// the batch's (WithLimit, and on a pool WithFairShare, WithTenant and
+// WithWeight). It panics if ctx, p, inputs or f is nil, or if p takes no
+// batches (see NewBatch).
+func MapSeqBatch[T, R any](ctx context.Context, p *Pool[Job], inputs iter.Seq[T], f func(context.Context, T) (R, error), opts ...Option) iter.Seq2[R, error] {
+	checkSeq("MapSeqBatch", ctx, inputs, f)
+	if p == nil {
+		panic("crew: MapSeqBatch: nil pool")
+	}
+	p.takesBatches("MapSeqBatch")
+	o := collect(opts)
+	o.only("MapSeqBatch", streamBatchOpts)
+	p.checkShare("MapSeqBatch", &o)
+	o.deadLetters = discard
+	return func(yield func(R, error) bool) {
+		sctx, stop := context.WithCancelCause(ctx)
+		b, bctx := p.openBatch("MapSeqBatch", sctx, &o)
+		r := newSeqRun(ctx, bctx, p.ctx, windowOf(&o, p.s.Counts().Live), f, p.noRecovery, b.Submit, b.Wait)
+		defer r.end(stop)
+		r.run(sctx, inputs, yield)
+	}
+}
+
+// checkSeq panics, naming fn, if ctx, inputs or f is nil.
+func checkSeq[T, R any](fn string, ctx context.Context, inputs iter.Seq[T], f func(context.Context, T) (R, error)) {
+	switch {
+	case ctx == nil:
+		panic("crew: " + fn + ": nil context")
+	case inputs == nil:
+		panic("crew: " + fn + ": nil inputs")
+	case f == nil:
+		panic("crew: " + fn + ": nil function")
+	}
+}
+
+// windowOf is an ordered stream's window, given its options and its
+// pool's workers.
+func windowOf(o *options, workers int) int {
+	switch {
+	case o.set&optWindow != 0:
+		return o.window
+	case o.limit > 0:
+		workers = o.limit
+	}
+	return DefaultWindowPerWorker * max(workers, 1)
+}
+
+// discard is the dead-letter sink of an ordered stream's skipped inputs:
+// the stream reports where it stopped, and a loop that breaks out meant
+// to skip the rest.
+func discard(DeadLetter) {}
+
+// errBroke is the cause of a stream's end when its range loop ended early.
+var errBroke = errors.New("crew: the range loop over the ordered stream ended")
+
+// errSeqGoexit is the error of an input whose f called runtime.Goexit.
+var errSeqGoexit = errors.New("crew: the function called runtime.Goexit")
+
+// A seqSlot is one place of an ordered stream's window: an input taken,
+// then its result.
+type seqSlot[T, R any] struct {
+	in   T
+	out  R
+	err  error
+	done chan struct{} // f's call on in has ended; buffered, so that its job never waits
+	job  Job           // calls f on in: submitted for each input the slot holds
+}
+
+// A seqRun is one range loop over an ordered stream. The loop's goroutine
+// takes the inputs, submits them and yields the results; the jobs write
+// their slots and signal them done.
+type seqRun[T, R any] struct {
+	ctx    context.Context // the caller's
+	jctx   context.Context // the jobs' context: the first error, or ctx's end, ends it
+	pctx   context.Context // the pool's context: jctx for MapSeq
+	f      func(context.Context, T) (R, error)
+	submit func(context.Context, Job) error // the pool's, or the batch's
+	wait   func() error                     // the pool's, or the batch's Wait
+
+	slots      []seqSlot[T, R]
+	head, tail int   // the inputs taken: slots[head%len] is the oldest not yet yielded
+	got        bool  // the signal of slots[head%len] was taken: its result is ready
+	waited     bool  // wait returned: every input taken has ended or been skipped
+	waitErr    error // what wait returned
+	over       bool  // the iteration ended: an error was yielded, or yield returned false
+	noRecovery bool
+}
+
+func newSeqRun[T, R any](ctx, jctx, pctx context.Context, window int, f func(context.Context, T) (R, error), noRecovery bool, submit func(context.Context, Job) error, wait func() error) *seqRun[T, R] {
+	r := &seqRun[T, R]{ctx: ctx, jctx: jctx, pctx: pctx, f: f, submit: submit, wait: wait, slots: make([]seqSlot[T, R], window), noRecovery: noRecovery}
+	for i := range r.slots {
+		s := &r.slots[i]
+		s.done = make(chan struct{}, 1)
+		s.job = func(ctx context.Context) error { return r.call(ctx, s) }
+	}
+	return r
+}
+
+// call is the job of slot s: it calls f on s's input, and keeps the result
+// and error in s for the loop, which the signal on s.done lets read them.
+// A panic is recovered here rather than by the pool, so that s holds it
+// (as the error the pool would have made of it) and the pool still counts
+// it as a panic.
+func (r *seqRun[T, R]) call(ctx context.Context, s *seqSlot[T, R]) (err error) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if r.noRecovery {
+			return // a panic on its way to crash the process, or runtime.Goexit: the pool fails the job, and drain finds it not done
+		}
+		if v := recover(); v != nil {
+			err = panicked("job", panics.NewRecovered(1, v))
+			s.err = err
+		} else {
+			s.err = errSeqGoexit // runtime.Goexit goes on; the pool sees it too
+		}
+		s.done <- struct{}{}
+	}()
+	s.out, err = r.f(ctx, s.in)
+	s.err, returned = err, true
+	s.done <- struct{}{} // the loop owns s from here
+	return err
+}
+
+// run takes inputs and yields their results, until inputs end or the
+// iteration does.
+func (r *seqRun[T, R]) run(sctx context.Context, inputs iter.Seq[T], yield func(R, error) bool) {
+	inputs(func(in T) bool {
+		if r.over {
+			return false // an iterator that goes on after yield returned false
+		}
+		if r.waited { // the jobs' context ended when every input taken was done
+			r.fail(yield, r.unrun())
+			return false
+		}
+		s := &r.slots[r.tail%len(r.slots)]
+		s.in = in
+		if err := r.submit(sctx, s.job); err != nil {
+			r.refuse(yield, err)
+			return false
+		}
+		r.tail++
+		// Yield what is ready, and wait for room in the window before
+		// reading the next input: the stream holds at most the window.
+		for r.ready() || r.tail-r.head == len(r.slots) {
+			if !r.next(yield) {
+				return false
+			}
+		}
+		return true
+	})
+	for !r.over && r.head < r.tail {
+		if !r.next(yield) {
+			return
+		}
+	}
+}
+
+// ready reports whether the oldest result not yet yielded is ready,
+// without waiting.
+func (r *seqRun[T, R]) ready() bool {
+	if r.got {
+		return true
+	}
+	if r.head == r.tail {
+		return false
+	}
+	select {
+	case <-r.slots[r.head%len(r.slots)].done:
+		r.got = true
+		return true
+	default:
+		return false
+	}
+}
+
+// next yields the oldest result not yet yielded, once ready, and reports
+// whether the iteration goes on. If the jobs' context ends first, it waits
+// for the jobs, yields the results ready before the first that is not, and
+// an error in that one's place.
+func (r *seqRun[T, R]) next(yield func(R, error) bool) bool {
+	s := &r.slots[r.head%len(r.slots)]
+	if !r.got {
+		select {
+		case <-s.done:
+		case <-r.jctx.Done():
+			return r.drain(yield)
+		}
+	}
+	r.got = false
+	return r.yield(s, yield)
+}
+
+// yield yields the result of s, the oldest one not yet yielded, which is
+// done, and reports whether the iteration goes on.
+func (r *seqRun[T, R]) yield(s *seqSlot[T, R], yield func(R, error) bool) bool {
+	r.head++
+	out, err := s.out, s.err
+	var zero T
+	var none R
+	s.in, s.out, s.err = zero, none, nil // the slot holds nothing for the collector once its result is out
+	if err != nil {
+		r.fail(yield, r.causeOf(err))
+		return false
+	}
+	if !yield(out, nil) {
+		r.over = true
+		return false
+	}
+	return true
+}
+
+// drain waits for the jobs, then yields the results done before the first
+// input taken that is not, and an error in that one's place, which ends
+// the iteration. It reports whether the iteration goes on: only if every
+// input taken succeeded.
+func (r *seqRun[T, R]) drain(yield func(R, error) bool) bool {
+	if !r.waited {
+		r.waitErr, r.waited = r.wait(), true
+	}
+	for r.head < r.tail {
+		s := &r.slots[r.head%len(r.slots)]
+		if !r.got {
+			select {
+			case <-s.done:
+			default: // skipped
+				r.fail(yield, r.unrun())
+				return false
+			}
+		}
+		r.got = false
+		if !r.yield(s, yield) {
+			return false
+		}
+	}
+	return true
+}
+
+// refuse ends the iteration once Submit refused an input (err): it yields
+// the results done before, and an error in the place of the first input
+// that did not succeed, the refused one at the latest.
+func (r *seqRun[T, R]) refuse(yield func(R, error) bool, err error) {
+	switch {
+	case errors.Is(err, ErrPoolClosed): // its Wait or Shutdown began, whatever the contexts' state
+	case r.jctx.Err() != nil:
+		err = nil // the first error, or ctx's end: unrun says which, once the jobs are done
+	case r.pctx.Err() != nil:
+		err = context.Cause(r.pctx) // the pool's context ended (its parent's end, its first error)
+	}
+	if !r.drain(yield) {
+		return
+	}
+	if err == nil {
+		err = r.unrun()
+	}
+	r.fail(yield, err)
+}
+
+// unrun is the error in the place of an input skipped, or not taken,
+// once the jobs' context ended: why it ended.
+func (r *seqRun[T, R]) unrun() error {
+	err := r.waitErr
+	if err == nil {
+		err = context.Cause(r.ctx)
+	}
+	if err == nil {
+		err = context.Cause(r.jctx)
+	}
+	return r.causeOf(err)
+}
+
+// causeOf is err, or why the jobs' context ended if err only echoes that
+// end (an input stopped by ctx's end, or by another input's error, which
+// is then the cause), as Map reports it.
+func (r *seqRun[T, R]) causeOf(err error) error {
+	if r.jctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return context.Cause(r.jctx)
+	}
+	return err
+}
+
+// fail yields err in the place of the oldest result not yet yielded, and
+// ends the iteration.
+func (r *seqRun[T, R]) fail(yield func(R, error) bool, err error) {
+	r.over = true
+	var none R
+	yield(none, err)
+}
+
+// end ends the stream as its loop ends, however it ends: it cancels the
+// jobs still running or queued, and waits for them.
+func (r *seqRun[T, R]) end(stop context.CancelCauseFunc) {
+	stop(errBroke)
+	if !r.waited {
+		r.waited = true
+		r.waitErr = r.wait()
+	}
+}

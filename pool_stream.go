@@ -1,0 +1,337 @@
+package crew
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"github.com/sourcegraph/conc/panics"
+)
+
+// A StreamTask is a task of a Stream: it runs on one of the stream's
+// workers, with the stream's context, and returns the callback the stream
+// runs once this task and every task submitted before it have ended (nil
+// for none), or an error.
+type StreamTask = func(ctx context.Context) (callback func() error, err error)
+
+// A Stream runs tasks on a pool, as many at once as the pool allows, and
+// their callbacks one at a time, in the order the tasks were submitted,
+// each as soon as its task and every earlier one have ended: the shape of
+// a pipeline that processes records in parallel and writes the results in
+// their input order. It is conc's stream with contexts, errors and a
+// window of its own. Make one with NewStream (a pool of its own) or
+// NewStreamBatch (one batch of a long-lived pool).
+//
+// The window (see WithWindow) bounds the tasks accepted and whose
+// callbacks have not run: Submit blocks while it is full, so a slow task
+// holds back at most that many results, and the memory they take.
+//
+// The first error (a task's error, a callback's error, or a panic in
+// either, as an error that errors.As unwraps to *panics.ErrRecovered)
+// cancels the stream's context, with that error as its cause: the tasks
+// not yet started are skipped, and Submit refuses new ones. The callbacks
+// of the tasks before the first task, in submission order, that failed
+// still run, in order (every task submitted before one that started has
+// started, as in a Pool), and none from that task on; a callback that
+// fails is the last to run. Wait returns the first error.
+//
+// Callbacks run on the worker whose task ended last of those the callback
+// waited for: a slow callback holds a worker, and delays the callbacks
+// after it, but no other task. A task must not wait for its own stream
+// (its Submit or Wait): the window or the workers could be full of tasks
+// that wait.
+//
+// A Stream is safe for concurrent use: tasks submitted at once by several
+// goroutines are ordered as their Submits take their turns. The zero
+// Stream is not usable (every method panics). The return of a task
+// synchronizes before its callback runs; the callback of each task
+// synchronizes before the callback of the next one; and every task and
+// callback ends before Wait returns. Every stream must reach Wait.
+type Stream struct {
+	batch   *Batch[Job]
+	own     *Pool[Job]      // NewStream's pool, waited for after the batch
+	ctx     context.Context // the batch's context: the tasks'
+	caller  context.Context // what the batch's context derives from
+	noPanic bool            // WithoutPanicRecovery on the stream's pool: panics are not recovered
+
+	room chan struct{} // a token per task accepted whose callback has not run (or never will): the window
+	turn chan struct{} // held by the Submit under way: guards next
+	next int           // the sequence number of the next task accepted
+
+	slots []streamSlot // slots[seq%len] is task seq's, from its Submit to its callback's end
+
+	mu         sync.Mutex // guards head, delivering, halted, and the slots' cb and ended
+	head       int        // the sequence number of the next callback to run: its task, or one before, has not ended, or failed
+	delivering bool       // a job is running callbacks
+	halted     bool       // a callback failed (or ended its goroutine): no callback runs after it
+}
+
+// A streamSlot holds one task of a Stream, then its callback.
+type streamSlot struct {
+	task  StreamTask
+	seq   int
+	cb    func() error // the task's callback, once it ended
+	ended bool         // the task ended without an error: cb is its
+	job   Job          // runs the slot's task: submitted for each task the slot holds
+}
+
+// NewStream starts a Stream on a pool of workers goroutines of its own,
+// whose tasks receive a context derived from ctx. Once ctx is done, the
+// tasks not yet started are skipped and Submit refuses new ones. It takes
+// WithWindow (by default DefaultWindowPerWorker × workers) and the options
+// of its pool: WithName, WithStrategy, WithErrorHandler,
+// WithoutPanicRecovery and WithMetrics. It panics if ctx is nil or workers
+// is not between 1 and 1<<24.
+func NewStream(ctx context.Context, workers int, opts ...Option) *Stream {
+	if ctx == nil {
+		panic("crew: NewStream: nil context")
+	}
+	checkWorkers("NewStream", workers)
+	o := collect(opts)
+	o.only("NewStream", streamPoolOpts)
+	window := windowOf(&o, workers)
+	po := o
+	po.deadLetters = discard
+	po.queueSize = (window + workers - 1) / workers // the pool holds the window: Submit never waits for room in it
+	p := newGroup(min(workers, window), &po)
+	s := newStream(p, "NewStream", ctx, window, &options{deadLetters: discard})
+	s.own = p
+	return s
+}
+
+// NewStreamBatch starts a Stream as one batch of the shared pool p: its
+// tasks are jobs of the batch, which shares p's workers and bound with
+// the other batches, and receive the batch's context, which derives from
+// ctx. The stream's first error cancels the batch, but neither the pool
+// nor another batch. It takes WithWindow (by default
+// DefaultWindowPerWorker times p's workers, or times the batch's limit if
+// WithLimit is given) and the batch's options: WithLimit, and on a pool
+// WithFairShare, WithTenant and WithWeight. Once p is closed (its Wait or
+// Shutdown has begun), Submit returns an error that errors.Is matches with
+// ErrPoolClosed. It panics if ctx or p is nil, or if p takes no batches
+// (see NewBatch).
+func NewStreamBatch(ctx context.Context, p *Pool[Job], opts ...Option) *Stream {
+	if p == nil {
+		panic("crew: NewStreamBatch: nil pool")
+	}
+	p.takesBatches("NewStreamBatch")
+	if ctx == nil {
+		panic("crew: NewStreamBatch: nil context")
+	}
+	o := collect(opts)
+	o.only("NewStreamBatch", streamBatchOpts)
+	o.deadLetters = discard
+	return newStream(p, "NewStreamBatch", ctx, windowOf(&o, p.s.Counts().Live), &o)
+}
+
+// newStream starts a stream as a batch of p, for fn, with the batch's
+// options o.
+func newStream(p *Pool[Job], fn string, ctx context.Context, window int, o *options) *Stream {
+	b, bctx := p.openBatch(fn, ctx, o)
+	s := &Stream{
+		batch:   b,
+		ctx:     bctx,
+		caller:  ctx,
+		noPanic: p.noRecovery,
+		room:    make(chan struct{}, window),
+		turn:    make(chan struct{}, 1),
+		slots:   make([]streamSlot, window),
+	}
+	for i := range s.slots {
+		slot := &s.slots[i]
+		slot.job = func(ctx context.Context) error { return s.run(ctx, slot) }
+	}
+	return s
+}
+
+// Submit gives task to the stream, and returns nil once the stream holds
+// it: it does not wait for the task to run, Wait does. Submit blocks while
+// the window is full (see WithWindow), and while the pool is full (for a
+// stream on a shared pool), taking its turn among the stream's blocked
+// Submits. It returns ctx.Err() if ctx ends first, or at once if ctx is
+// already done; once the stream's context is done (after its first error,
+// say), that context's cause; once the stream's Wait has begun,
+// ErrBatchClosed; and the pool's refusal (ErrPoolClosed for a shared pool
+// whose Wait has begun, ErrNoRoutee once every worker has died). Submit
+// panics if ctx or task is nil.
+func (s *Stream) Submit(ctx context.Context, task StreamTask) error {
+	if s.batch == nil {
+		s.unmade("Submit")
+	}
+	if ctx == nil {
+		panic("crew: Stream.Submit: nil context")
+	}
+	if task == nil {
+		panic("crew: Stream.Submit: nil task")
+	}
+	if err := ctx.Err(); err != nil {
+		return s.refusal(ctx, err)
+	}
+	if err := s.take(ctx, s.room); err != nil {
+		return err
+	}
+	if err := s.take(ctx, s.turn); err != nil {
+		<-s.room
+		return err
+	}
+	slot := &s.slots[s.next%len(s.slots)]
+	slot.task, slot.seq = task, s.next
+	err := s.batch.Submit(ctx, slot.job)
+	if err == nil {
+		s.next++
+	} else {
+		slot.task = nil
+		<-s.room
+	}
+	<-s.turn
+	if err != nil {
+		return s.refusal(ctx, err)
+	}
+	return nil
+}
+
+// take puts a token in ch (the window's, or the turn), waiting while it is
+// full, unless ctx or the stream's context ends first.
+func (s *Stream) take(ctx context.Context, ch chan struct{}) error {
+	select {
+	case ch <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case ch <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.ctx.Done():
+		return s.refusal(ctx, s.ctx.Err())
+	}
+}
+
+// refusal is what Submit returns when it refuses a task: err, or the cause
+// of the stream's context if err only echoes its end.
+func (s *Stream) refusal(ctx context.Context, err error) error {
+	switch {
+	case s.own != nil && errors.Is(err, ErrPoolClosed):
+		return ErrBatchClosed // its pool closes only as its Wait ends
+	case errors.Is(err, ErrPoolClosed) || errors.Is(err, ErrBatchClosed):
+		return err
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case s.ctx.Err() != nil:
+		return context.Cause(s.ctx)
+	}
+	return err
+}
+
+// Wait closes the stream to new tasks, waits until every task it accepted
+// has ended (run, or been skipped once its context was done) and the
+// callbacks that run have run, and returns the first error, as the
+// stream's batch's Wait does (see Batch.Wait); for a stream of NewStream,
+// it then stops its pool's workers. If ctx ended first, it returns
+// context.Cause(ctx), also when a task returned ctx's own error because
+// ctx ended. Wait may be called more than once, from any goroutine but
+// the stream's tasks and callbacks; every call returns the same.
+func (s *Stream) Wait() error {
+	if s.batch == nil {
+		s.unmade("Wait")
+	}
+	err := s.batch.Wait()
+	if s.own != nil {
+		_ = s.own.Wait() // its only jobs are the batch's: their errors are the batch's
+	}
+	_, err = results[struct{}](s.caller, nil, err, nil)
+	return err
+}
+
+// unmade panics, naming the stream's method: every method of a zero
+// Stream does.
+func (s *Stream) unmade(method string) {
+	panic("crew: Stream." + method + ": the Stream was not made by NewStream or NewStreamBatch: use one")
+}
+
+// run is the job of slot: it runs its task, then the callbacks it is the
+// last to let run, and returns the task's error or the first callback's.
+func (s *Stream) run(ctx context.Context, slot *streamSlot) (err error) {
+	task, seq := slot.task, slot.seq
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if !s.noPanic {
+			if v := recover(); v != nil {
+				err = panicked("job", panics.NewRecovered(1, v))
+				s.ended(seq, nil, err)
+				return
+			}
+		}
+		s.ended(seq, nil, errGoexit) // runtime.Goexit, or a panic on its way to crash the process
+	}()
+	cb, err := task(ctx)
+	returned = true
+	return s.ended(seq, cb, err)
+}
+
+// ended records the end of task seq, with its callback or error, then, if
+// every task before it has ended and had its callback run, runs its
+// callback and those of the tasks after it that ended, in order. It
+// returns err, or the error of the callback that failed.
+func (s *Stream) ended(seq int, cb func() error, err error) error {
+	s.mu.Lock()
+	if err == nil { // else its slot never ends: no callback runs from seq on
+		slot := &s.slots[seq%len(s.slots)]
+		slot.cb, slot.ended = cb, true
+	}
+	if s.delivering || s.halted || s.head != seq || err != nil {
+		s.mu.Unlock()
+		return err
+	}
+	s.delivering = true
+	for !s.halted {
+		slot := &s.slots[s.head%len(s.slots)]
+		if !slot.ended {
+			break
+		}
+		cb := slot.cb
+		slot.task, slot.cb, slot.ended = nil, nil, false
+		s.mu.Unlock()
+		var cbErr error
+		if cb != nil {
+			cbErr = s.callback(cb)
+		}
+		s.mu.Lock()
+		s.head++
+		<-s.room
+		if cbErr != nil {
+			s.halted, err = true, cbErr
+		}
+	}
+	s.delivering = false
+	s.mu.Unlock()
+	return err
+}
+
+// callback runs cb, and returns its error, or its panic as an error. If
+// cb calls runtime.Goexit (or panics WithoutPanicRecovery), the job that
+// ran it ends there: no callback runs after it.
+func (s *Stream) callback(cb func() error) (err error) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if !s.noPanic {
+			if v := recover(); v != nil {
+				err = panicked("callback", panics.NewRecovered(1, v))
+				return
+			}
+		}
+		s.mu.Lock()
+		s.halted, s.delivering = true, false
+		s.mu.Unlock()
+	}()
+	err = cb()
+	returned = true
+	return err
+}
