@@ -5,6 +5,7 @@ import (
 	"errors"
 	"iter"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/sourcegraph/conc/panics"
 )
@@ -166,13 +167,16 @@ type seqSlot[T, R any] struct {
 	in   T
 	out  R
 	err  error
-	done chan struct{} // f's call on in has ended; buffered, so that its job never waits
-	job  Job           // calls f on in: submitted for each input the slot holds
+	done atomic.Bool // f's call on in has ended: out and err are the loop's
+	at   int32       // the slot's index in the window, plus 1: what seqRun.waiting holds while the loop waits for it
+	job  Job         // calls f on in: submitted for each input the slot holds
 }
 
 // A seqRun is one range loop over an ordered stream. The loop's goroutine
 // takes the inputs, submits them and yields the results; the jobs write
-// their slots and signal them done.
+// their slots and mark them done, and wake the loop if it waits for the
+// slot. The loop finds a result ready without a lock or a channel, and
+// sleeps only when the oldest result is not.
 type seqRun[T, R any] struct {
 	ctx    context.Context // the caller's
 	jctx   context.Context // the jobs' context: the first error, or ctx's end, ends it
@@ -183,25 +187,28 @@ type seqRun[T, R any] struct {
 
 	slots      []seqSlot[T, R]
 	head, tail int   // the inputs taken: slots[head%len] is the oldest not yet yielded
-	got        bool  // the signal of slots[head%len] was taken: its result is ready
 	waited     bool  // wait returned: every input taken has ended or been skipped
 	waitErr    error // what wait returned
 	over       bool  // the iteration ended: an error was yielded, or yield returned false
 	noRecovery bool
+
+	waiting atomic.Int32  // the at of the slot the loop waits for, or 0
+	wake    chan struct{} // wakes the loop once the slot it waits for is done
 }
 
 func newSeqRun[T, R any](ctx, jctx, pctx context.Context, window int, f func(context.Context, T) (R, error), noRecovery bool, submit func(context.Context, Job) error, wait func() error) *seqRun[T, R] {
-	r := &seqRun[T, R]{ctx: ctx, jctx: jctx, pctx: pctx, f: f, submit: submit, wait: wait, slots: make([]seqSlot[T, R], window), noRecovery: noRecovery}
+	r := &seqRun[T, R]{ctx: ctx, jctx: jctx, pctx: pctx, f: f, submit: submit, wait: wait,
+		slots: make([]seqSlot[T, R], window), noRecovery: noRecovery, wake: make(chan struct{}, 1)}
 	for i := range r.slots {
 		s := &r.slots[i]
-		s.done = make(chan struct{}, 1)
+		s.at = int32(i + 1)
 		s.job = func(ctx context.Context) error { return r.call(ctx, s) }
 	}
 	return r
 }
 
 // call is the job of slot s: it calls f on s's input, and keeps the result
-// and error in s for the loop, which the signal on s.done lets read them.
+// and error in s for the loop, which s.done lets read them.
 // A panic is recovered here rather than by the pool, so that s holds it
 // (as the error the pool would have made of it) and the pool still counts
 // it as a panic.
@@ -220,12 +227,27 @@ func (r *seqRun[T, R]) call(ctx context.Context, s *seqSlot[T, R]) (err error) {
 		} else {
 			s.err = errSeqGoexit // runtime.Goexit goes on; the pool sees it too
 		}
-		s.done <- struct{}{}
+		r.finish(s)
 	}()
 	s.out, err = r.f(ctx, s.in)
 	s.err, returned = err, true
-	s.done <- struct{}{} // the loop owns s from here
+	r.finish(s)
 	return err
+}
+
+// finish marks s done, handing it to the loop, and wakes the loop if it
+// waits for s. The loop stores waiting before it loads done, and finish
+// stores done before it loads waiting: one of them sees the other's
+// store, so the loop never sleeps on a slot that is done.
+func (r *seqRun[T, R]) finish(s *seqSlot[T, R]) {
+	at := s.at
+	s.done.Store(true) // the loop owns s from here
+	if r.waiting.Load() == at {
+		select {
+		case r.wake <- struct{}{}:
+		default: // a wake is pending already
+		}
+	}
 }
 
 // run takes inputs and yields their results, until inputs end or the
@@ -265,19 +287,7 @@ func (r *seqRun[T, R]) run(sctx context.Context, inputs iter.Seq[T], yield func(
 // ready reports whether the oldest result not yet yielded is ready,
 // without waiting.
 func (r *seqRun[T, R]) ready() bool {
-	if r.got {
-		return true
-	}
-	if r.head == r.tail {
-		return false
-	}
-	select {
-	case <-r.slots[r.head%len(r.slots)].done:
-		r.got = true
-		return true
-	default:
-		return false
-	}
+	return r.head < r.tail && r.slots[r.head%len(r.slots)].done.Load()
 }
 
 // next yields the oldest result not yet yielded, once ready, and reports
@@ -286,14 +296,20 @@ func (r *seqRun[T, R]) ready() bool {
 // an error in that one's place.
 func (r *seqRun[T, R]) next(yield func(R, error) bool) bool {
 	s := &r.slots[r.head%len(r.slots)]
-	if !r.got {
+	for !s.done.Load() {
+		r.waiting.Store(s.at)
+		if s.done.Load() {
+			r.waiting.Store(0)
+			break
+		}
 		select {
-		case <-s.done:
+		case <-r.wake: // s is done, or a wake left from an earlier wait: look again
 		case <-r.jctx.Done():
+			r.waiting.Store(0)
 			return r.drain(yield)
 		}
+		r.waiting.Store(0)
 	}
-	r.got = false
 	return r.yield(s, yield)
 }
 
@@ -305,6 +321,7 @@ func (r *seqRun[T, R]) yield(s *seqSlot[T, R], yield func(R, error) bool) bool {
 	var zero T
 	var none R
 	s.in, s.out, s.err = zero, none, nil // the slot holds nothing for the collector once its result is out
+	s.done.Store(false)
 	if err != nil {
 		r.fail(yield, r.causeOf(err))
 		return false
@@ -326,15 +343,10 @@ func (r *seqRun[T, R]) drain(yield func(R, error) bool) bool {
 	}
 	for r.head < r.tail {
 		s := &r.slots[r.head%len(r.slots)]
-		if !r.got {
-			select {
-			case <-s.done:
-			default: // skipped
-				r.fail(yield, r.unrun())
-				return false
-			}
+		if !s.done.Load() { // skipped
+			r.fail(yield, r.unrun())
+			return false
 		}
-		r.got = false
 		if !r.yield(s, yield) {
 			return false
 		}

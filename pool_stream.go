@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sourcegraph/conc/panics"
 )
@@ -48,28 +49,41 @@ type StreamTask = func(ctx context.Context) (callback func() error, err error)
 // synchronizes before the callback of the next one; and every task and
 // callback ends before Wait returns. Every stream must reach Wait.
 type Stream struct {
-	batch   *Batch[Job]
-	own     *Pool[Job]      // NewStream's pool, waited for after the batch
-	ctx     context.Context // the batch's context: the tasks'
-	caller  context.Context // what the batch's context derives from
-	noPanic bool            // WithoutPanicRecovery on the stream's pool: panics are not recovered
+	submit  func(context.Context, Job) error // the pool's Submit (NewStream), or the batch's
+	wait    func() error                     // the pool's Wait, or the batch's
+	own     bool                             // the pool is the stream's own (NewStream): it closes only as Wait ends
+	ctx     context.Context                  // the tasks' context: the pool's, or the batch's
+	caller  context.Context                  // what the tasks' context derives from
+	noPanic bool                             // WithoutPanicRecovery on the stream's pool: panics are not recovered
 
-	room chan struct{} // a token per task accepted whose callback has not run (or never will): the window
-	turn chan struct{} // held by the Submit under way: guards next
-	next int           // the sequence number of the next task accepted
+	// The turn to submit: a Submit that finds it taken counts itself in
+	// turnWaiters, then tries again; one that gives the turn back loads
+	// turnWaiters, and wakes one with turnFree.
+	turn        sync.Mutex    // held by the Submit under way: guards next
+	turnWaiters atomic.Int32  // Submits waiting for the turn
+	turnFree    chan struct{} // signals the turn's release to a Submit waiting for it
+	next        int64         // the sequence number of the next task accepted
+	room        chan struct{} // signals a Submit waiting for room that callbacks ran
 
 	slots []streamSlot // slots[seq%len] is task seq's, from its Submit to its callback's end
 
-	mu         sync.Mutex // guards head, delivering, halted, and the slots' cb and ended
-	head       int        // the sequence number of the next callback to run: its task, or one before, has not ended, or failed
-	delivering bool       // a job is running callbacks
-	halted     bool       // a callback failed (or ended its goroutine): no callback runs after it
+	mu         sync.Mutex   // guards head's writes, delivering, halted, and the slots' cb and ended
+	head       atomic.Int64 // the sequence number of the next callback to run: its task, or one before, has not ended, or failed
+	delivering bool         // a job is running callbacks
+	halted     bool         // a callback failed (or ended its goroutine): no callback runs after it
+
+	// A Submit that finds the window full stores want, then waiting, then
+	// loads head again; a run of callbacks stores head, then loads waiting,
+	// then want: one of them sees the other's store, so no Submit sleeps on
+	// the room it wants.
+	want    atomic.Int64 // the head at which the Submit that waits wants waking: a quarter of the window free
+	waiting atomic.Bool  // a Submit waits for room in the window
 }
 
 // A streamSlot holds one task of a Stream, then its callback.
 type streamSlot struct {
 	task  StreamTask
-	seq   int
+	seq   int64
 	cb    func() error // the task's callback, once it ended
 	ended bool         // the task ended without an error: cb is its
 	job   Job          // runs the slot's task: submitted for each task the slot holds
@@ -91,11 +105,11 @@ func NewStream(ctx context.Context, workers int, opts ...Option) *Stream {
 	o.only("NewStream", streamPoolOpts)
 	window := windowOf(&o, workers)
 	po := o
-	po.deadLetters = discard
+	po.parent, po.cancelOnError, po.deadLetters = ctx, true, discard
 	po.queueSize = (window + workers - 1) / workers // the pool holds the window: Submit never waits for room in it
 	p := newGroup(min(workers, window), &po)
-	s := newStream(p, "NewStream", ctx, window, &options{deadLetters: discard})
-	s.own = p
+	s := newStream(p.ctx, ctx, window, p.noRecovery, p.Submit, p.Wait)
+	s.own = true
 	return s
 }
 
@@ -121,21 +135,22 @@ func NewStreamBatch(ctx context.Context, p *Pool[Job], opts ...Option) *Stream {
 	o := collect(opts)
 	o.only("NewStreamBatch", streamBatchOpts)
 	o.deadLetters = discard
-	return newStream(p, "NewStreamBatch", ctx, windowOf(&o, p.s.Counts().Live), &o)
+	b, bctx := p.openBatch("NewStreamBatch", ctx, &o)
+	return newStream(bctx, ctx, windowOf(&o, p.s.Counts().Live), p.noRecovery, b.Submit, b.Wait)
 }
 
-// newStream starts a stream as a batch of p, for fn, with the batch's
-// options o.
-func newStream(p *Pool[Job], fn string, ctx context.Context, window int, o *options) *Stream {
-	b, bctx := p.openBatch(fn, ctx, o)
+// newStream makes a stream whose tasks receive jctx, which derives from
+// ctx, and run as jobs given to submit, which wait awaits.
+func newStream(jctx, ctx context.Context, window int, noPanic bool, submit func(context.Context, Job) error, wait func() error) *Stream {
 	s := &Stream{
-		batch:   b,
-		ctx:     bctx,
-		caller:  ctx,
-		noPanic: p.noRecovery,
-		room:    make(chan struct{}, window),
-		turn:    make(chan struct{}, 1),
-		slots:   make([]streamSlot, window),
+		submit:   submit,
+		wait:     wait,
+		ctx:      jctx,
+		caller:   ctx,
+		noPanic:  noPanic,
+		turnFree: make(chan struct{}, 1),
+		room:     make(chan struct{}, 1),
+		slots:    make([]streamSlot, window),
 	}
 	for i := range s.slots {
 		slot := &s.slots[i]
@@ -146,16 +161,19 @@ func newStream(p *Pool[Job], fn string, ctx context.Context, window int, o *opti
 
 // Submit gives task to the stream, and returns nil once the stream holds
 // it: it does not wait for the task to run, Wait does. Submit blocks while
-// the window is full (see WithWindow), and while the pool is full (for a
-// stream on a shared pool), taking its turn among the stream's blocked
-// Submits. It returns ctx.Err() if ctx ends first, or at once if ctx is
+// the window is full (see WithWindow): once it found it full, until a
+// quarter of it is free (at least one place), so that a producer that
+// outruns the workers is woken once per quarter window rather than once
+// per task. It blocks while the pool is full too (for a stream on a
+// shared pool), and takes its turn among the stream's blocked Submits. It
+// returns ctx.Err() if ctx ends first, or at once if ctx is
 // already done; once the stream's context is done (after its first error,
 // say), that context's cause; once the stream's Wait has begun,
 // ErrBatchClosed; and the pool's refusal (ErrPoolClosed for a shared pool
 // whose Wait has begun, ErrNoRoutee once every worker has died). Submit
 // panics if ctx or task is nil.
 func (s *Stream) Submit(ctx context.Context, task StreamTask) error {
-	if s.batch == nil {
+	if s.submit == nil {
 		s.unmade("Submit")
 	}
 	if ctx == nil {
@@ -167,52 +185,86 @@ func (s *Stream) Submit(ctx context.Context, task StreamTask) error {
 	if err := ctx.Err(); err != nil {
 		return s.refusal(ctx, err)
 	}
-	if err := s.take(ctx, s.room); err != nil {
+	if err := s.take(ctx); err != nil {
 		return err
 	}
-	if err := s.take(ctx, s.turn); err != nil {
-		<-s.room
+	defer s.giveTurn()
+	if err := s.roomFor(ctx); err != nil {
 		return err
 	}
-	slot := &s.slots[s.next%len(s.slots)]
+	slot := &s.slots[s.next%int64(len(s.slots))]
 	slot.task, slot.seq = task, s.next
-	err := s.batch.Submit(ctx, slot.job)
-	if err == nil {
-		s.next++
-	} else {
+	if err := s.submit(ctx, slot.job); err != nil {
 		slot.task = nil
-		<-s.room
-	}
-	<-s.turn
-	if err != nil {
 		return s.refusal(ctx, err)
+	}
+	s.next++
+	return nil
+}
+
+// take takes the turn to submit, waiting while another Submit has it,
+// unless ctx or the stream's context ends first.
+func (s *Stream) take(ctx context.Context) error {
+	if s.turn.TryLock() {
+		return nil
+	}
+	s.turnWaiters.Add(1)
+	defer s.turnWaiters.Add(-1)
+	for !s.turn.TryLock() {
+		select {
+		case <-s.turnFree: // the turn was given back: try again (a signal left for a Submit that gave up only costs a try)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.ctx.Done():
+			return s.refusal(ctx, s.ctx.Err())
+		}
 	}
 	return nil
 }
 
-// take puts a token in ch (the window's, or the turn), waiting while it is
-// full, unless ctx or the stream's context ends first.
-func (s *Stream) take(ctx context.Context, ch chan struct{}) error {
-	select {
-	case ch <- struct{}{}:
-		return nil
-	default:
+// giveTurn gives the turn back, and wakes a Submit waiting for it. A
+// Submit that waits counts itself before it tries for the turn, and
+// giveTurn loads the count after it gives the turn back: a Submit that
+// failed to take it is counted, and woken.
+func (s *Stream) giveTurn() {
+	s.turn.Unlock()
+	if s.turnWaiters.Load() > 0 {
+		select {
+		case s.turnFree <- struct{}{}:
+		default: // a signal is pending already
+		}
 	}
-	select {
-	case ch <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-s.ctx.Done():
-		return s.refusal(ctx, s.ctx.Err())
+}
+
+// roomFor waits, with the turn, until the window has room for task
+// s.next, unless ctx or the stream's context ends first. Once it finds the
+// window full, it sleeps until a quarter of it is free (at least a place):
+// a producer ahead of the workers is woken once per quarter window, not
+// once per task, and then submits that many at once.
+func (s *Stream) roomFor(ctx context.Context) error {
+	for s.next-s.head.Load() >= int64(len(s.slots)) {
+		s.want.Store(s.next - int64(len(s.slots)) + max(1, int64(len(s.slots))/4)) // before waiting: see want
+		s.waiting.Store(true)
+		if s.next-s.head.Load() < int64(len(s.slots)) {
+			s.waiting.Store(false)
+			return nil
+		}
+		select {
+		case <-s.room: // callbacks ran: look again (a signal left by a Submit that gave up only costs a look)
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.ctx.Done():
+			return s.refusal(ctx, s.ctx.Err())
+		}
 	}
+	return nil
 }
 
 // refusal is what Submit returns when it refuses a task: err, or the cause
 // of the stream's context if err only echoes its end.
 func (s *Stream) refusal(ctx context.Context, err error) error {
 	switch {
-	case s.own != nil && errors.Is(err, ErrPoolClosed):
+	case s.own && errors.Is(err, ErrPoolClosed):
 		return ErrBatchClosed // its pool closes only as its Wait ends
 	case errors.Is(err, ErrPoolClosed) || errors.Is(err, ErrBatchClosed):
 		return err
@@ -233,13 +285,10 @@ func (s *Stream) refusal(ctx context.Context, err error) error {
 // ctx ended. Wait may be called more than once, from any goroutine but
 // the stream's tasks and callbacks; every call returns the same.
 func (s *Stream) Wait() error {
-	if s.batch == nil {
+	if s.submit == nil {
 		s.unmade("Wait")
 	}
-	err := s.batch.Wait()
-	if s.own != nil {
-		_ = s.own.Wait() // its only jobs are the batch's: their errors are the batch's
-	}
+	err := s.wait()
 	_, err = results[struct{}](s.caller, nil, err, nil)
 	return err
 }
@@ -277,19 +326,20 @@ func (s *Stream) run(ctx context.Context, slot *streamSlot) (err error) {
 // every task before it has ended and had its callback run, runs its
 // callback and those of the tasks after it that ended, in order. It
 // returns err, or the error of the callback that failed.
-func (s *Stream) ended(seq int, cb func() error, err error) error {
+func (s *Stream) ended(seq int64, cb func() error, err error) error {
 	s.mu.Lock()
 	if err == nil { // else its slot never ends: no callback runs from seq on
-		slot := &s.slots[seq%len(s.slots)]
+		slot := &s.slots[seq%int64(len(s.slots))]
 		slot.cb, slot.ended = cb, true
 	}
-	if s.delivering || s.halted || s.head != seq || err != nil {
+	head := s.head.Load()
+	if s.delivering || s.halted || head != seq || err != nil {
 		s.mu.Unlock()
 		return err
 	}
 	s.delivering = true
 	for !s.halted {
-		slot := &s.slots[s.head%len(s.slots)]
+		slot := &s.slots[head%int64(len(s.slots))]
 		if !slot.ended {
 			break
 		}
@@ -301,13 +351,19 @@ func (s *Stream) ended(seq int, cb func() error, err error) error {
 			cbErr = s.callback(cb)
 		}
 		s.mu.Lock()
-		s.head++
-		<-s.room
+		head++
+		s.head.Store(head)
 		if cbErr != nil {
 			s.halted, err = true, cbErr
 		}
 	}
 	s.delivering = false
+	if s.waiting.Load() && head >= s.want.Load() && s.waiting.Swap(false) { // once per run of callbacks, not per callback
+		select {
+		case s.room <- struct{}{}:
+		default: // a signal is pending already
+		}
+	}
 	s.mu.Unlock()
 	return err
 }

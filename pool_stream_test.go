@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -315,4 +316,100 @@ func TestAStreamRefusesBadArguments(t *testing.T) {
 	defer s.Wait()
 	panicsWithCrewPrefix(t, func() { _ = s.Submit(nilCtx, func(context.Context) (func() error, error) { return nil, nil }) })
 	panicsWithCrewPrefix(t, func() { _ = s.Submit(t.Context(), nil) })
+}
+
+func TestABlockedSubmitWaitsForAQuarterOfTheWindow(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const window = 8
+		s := crew.NewStream(t.Context(), window, crew.WithWindow(window))
+		gates := make([]chan struct{}, 20)
+		for i := range gates {
+			gates[i] = make(chan struct{})
+		}
+		var accepted atomic.Int64
+		submitted := make(chan struct{})
+		go func() {
+			defer close(submitted)
+			for i := range gates {
+				if s.Submit(t.Context(), func(context.Context) (func() error, error) {
+					<-gates[i]
+					return nil, nil
+				}) != nil {
+					return
+				}
+				accepted.Add(1)
+			}
+		}()
+		synctest.Wait()
+		require.EqualValues(t, window, accepted.Load())
+		close(gates[0]) // one place free: the blocked Submit sleeps on
+		synctest.Wait()
+		assert.EqualValues(t, window, accepted.Load())
+		close(gates[1]) // a quarter of the window: it goes on, and fills it again
+		synctest.Wait()
+		assert.EqualValues(t, window+2, accepted.Load())
+		for _, g := range gates[2:] {
+			close(g)
+		}
+		<-submitted
+		require.NoError(t, s.Wait())
+		assert.EqualValues(t, len(gates), accepted.Load())
+	})
+}
+
+func TestAStreamsSubmitWaitingForItsTurnHonoursItsContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := crew.NewStream(t.Context(), 2, crew.WithWindow(2))
+		release := make(chan struct{})
+		slow := func(context.Context) (func() error, error) { <-release; return nil, nil }
+		require.NoError(t, s.Submit(t.Context(), slow))
+		require.NoError(t, s.Submit(t.Context(), slow))
+		first := make(chan error)
+		go func() { first <- s.Submit(t.Context(), slow) }() // waits for room, holding the turn
+		synctest.Wait()
+		ctx, cancel := context.WithCancel(t.Context())
+		second := make(chan error)
+		go func() { second <- s.Submit(ctx, slow) }() // waits for the turn
+		synctest.Wait()
+		cancel()
+		assert.ErrorIs(t, <-second, context.Canceled)
+		close(release)
+		assert.NoError(t, <-first)
+		require.NoError(t, s.Wait())
+	})
+}
+
+func TestAStreamTakesTasksFromManyGoroutines(t *testing.T) {
+	const goroutines, each = 8, 300
+	s := crew.NewStream(t.Context(), 4, crew.WithWindow(5))
+	var ran [goroutines * each]atomic.Int32
+	var order []int // appended by the callbacks without a lock: -race checks that they run one at a time
+	last := make([]int, goroutines)
+	for i := range last {
+		last[i] = -1
+	}
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range each {
+				require.NoError(t, s.Submit(t.Context(), func(context.Context) (func() error, error) {
+					return func() error {
+						ran[g*each+i].Add(1)
+						if i <= last[g] {
+							t.Errorf("goroutine %d: task %d's callback ran after task %d's", g, i, last[g])
+						}
+						last[g] = i
+						order = append(order, g)
+						return nil
+					}, nil
+				}))
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, s.Wait())
+	for i := range ran {
+		require.EqualValues(t, 1, ran[i].Load(), "task %d", i)
+	}
+	assert.Len(t, order, goroutines*each)
 }
