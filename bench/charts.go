@@ -34,6 +34,7 @@ func (r *report) charts(dir string) ([]chart, error) {
 		{len(r.mailboxes) > 0, r.mailboxTitle(), "mailboxes.png", r.mailboxChart},
 		{len(r.scaling) > 0, r.scalingTitle(), "scaling.png", r.scalingChart},
 		{len(r.tenants) > 0, r.tenantsTitle(), "tenants-p99.png", r.tenantsChart},
+		{r.ordered != nil, r.orderedTitle(), "ordered.png", r.orderedChart},
 	} {
 		if !ch.has {
 			continue

@@ -13,18 +13,21 @@
 // first served against WithFairShare, on the default bound and on a
 // backlog that holds a noisy request, with jobs that sleep and jobs that
 // spin, and checks WithWeight's shares and what fair sharing costs per
-// job. It prints a markdown report on standard output and writes it, with
-// PNG charts, to a directory: bench/out/ by default, which git ignores, so
-// that a run leaves the checkout clean. It says on standard error where it
-// wrote them.
+// job. Its ordered scenario consumes results in input order through
+// crew's MapSeq and Stream, conc's stream and a hand-written ordered
+// pipeline, against crew's unordered pool. It prints a markdown report on
+// standard output and writes it, with PNG charts, to a directory:
+// bench/out/ by default, which git ignores, so that a run leaves the
+// checkout clean. It says on standard error where it wrote them.
 //
 // Run it from the repository root with
 //
 //	go -C bench run .
 //
-// (about fifteen minutes on two cores, three of them the scaling
-// scenario's and under three the tenants scenario's; -scenarios picks
-// some), or with -quick for a smoke run of one to three minutes.
+// (about twenty minutes on two cores, three of them the scaling
+// scenario's, under three the tenants scenario's and four and a half the
+// ordered scenario's; -scenarios picks some), or with -quick for a smoke
+// run of one to three minutes.
 // A progress line per scenario and contender goes to standard error.
 //
 // A relative -out is taken from the directory the command was run in, not
@@ -67,15 +70,15 @@ type config struct {
 	out                        string
 }
 
-var allScenarios = []string{"overhead", "burst", "stream", "keyed", "mailboxes", "actors", "memory", "batches", "scaling", "tenants"}
+var allScenarios = []string{"overhead", "burst", "stream", "keyed", "mailboxes", "actors", "memory", "batches", "scaling", "tenants", "ordered"}
 
 func parseFlags() config {
 	var c config
 	scen := flag.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run: "+strings.Join(allScenarios, ", "))
 	flag.BoolVar(&c.quick, "quick", false, "a smoke run of one to three minutes on two cores: fewer jobs and runs")
-	flag.IntVar(&c.workers, "workers", 8, "workers per pool (overhead, streaming, keyed, batches and tenants scenarios)")
+	flag.IntVar(&c.workers, "workers", 8, "workers per pool (overhead, streaming, keyed, batches, tenants and ordered scenarios)")
 	flag.IntVar(&c.burstWorkers, "burst-workers", 16, "workers per pool in the burst scenario")
-	flag.IntVar(&c.runs, "runs", 5, "runs per measurement in the overhead, burst, mailbox and scaling scenarios (at most 3 with -quick) and of the tenants scenario's cost per job (1 with -quick); the median is reported")
+	flag.IntVar(&c.runs, "runs", 5, "runs per measurement in the overhead, burst, mailbox, scaling and ordered scenarios (at most 3 with -quick, 1 for the ordered one) and of the tenants scenario's cost per job (1 with -quick); the median is reported")
 	flag.IntVar(&c.streamJobs, "stream-jobs", 4000, "jobs per contender, load and run in the streaming scenario, and per placement in the keyed one (their duration)")
 	flag.IntVar(&c.scalingJobs, "scaling-jobs", 1_000_000, "no-op jobs per contender, setting and run in the scaling scenario (at most 50000 with -quick)")
 	flag.IntVar(&c.streamRuns, "stream-runs", 3, "seeded runs per load in the streaming scenario, and of the keyed and batches scenarios; the median of each figure is reported")
@@ -253,6 +256,10 @@ func main() {
 		r.weights = &w
 		progress("cost per job, first come first served and WithFairShare")
 		r.fairCost, r.fairCostRuns = measureFairCost(c.workers, c.fairCostRuns), c.fairCostRuns
+	}
+	if c.scenarios["ordered"] {
+		o := ordered(orderedConfigOf(c), step("ordered:"))
+		r.ordered = &o
 	}
 	r.took = time.Since(began)
 

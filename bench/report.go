@@ -54,6 +54,8 @@ type report struct {
 	weights                     *weightsResult
 	fairCost                    fairCost
 	fairCostRuns                int
+
+	ordered *orderedReport
 }
 
 func (r *report) markdown() string {
@@ -160,6 +162,9 @@ func (r *report) markdown() string {
 	}
 	if len(r.tenants) > 0 || len(r.tenantsCrowd) > 0 || r.weights != nil || r.fairCost.fifoNs > 0 {
 		r.tenantsMarkdown(p)
+	}
+	if r.ordered != nil {
+		r.orderedMarkdown(p)
 	}
 	r.adviceMarkdown(p)
 	if t := r.targets(); len(t) > 0 {
@@ -268,6 +273,7 @@ func (r *report) targets() []target {
 		}
 	}
 	ts = append(ts, r.tenantsTargets()...)
+	ts = append(ts, r.orderedTargets()...)
 	return ts
 }
 
