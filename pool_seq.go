@@ -18,20 +18,21 @@ import (
 // stream, not per input.
 
 // DefaultWindowPerWorker is how many inputs (MapSeq, MapSeqBatch) or tasks
-// (a Stream) per worker an ordered stream takes ahead of the oldest result
-// it has not delivered yet, unless WithWindow sets its window.
+// (a Stream) per worker an ordered stream holds whose results it has not
+// delivered yet, unless WithWindow sets its window.
 const DefaultWindowPerWorker = 4
 
 // WithWindow sets an ordered stream's window (MapSeq, MapSeqBatch,
-// NewStream, NewStreamBatch) to n: the stream takes at most n inputs, or
-// accepts at most n tasks, past the oldest one whose result it has not
-// delivered yet. A slow input therefore holds back at most n inputs' worth
-// of results and memory, and the workers idle once n inputs are done or
-// running behind it. A larger window lets more quick inputs run behind a
-// slow one; 1 runs the inputs one at a time. By default the window is
-// DefaultWindowPerWorker times the workers (for a stream on a batch made
-// WithLimit, times its limit). It panics if n is less than 1. It is not
-// WithFairWindow, a fair pool's setting.
+// NewStream, NewStreamBatch) to n: the stream holds at most n inputs, or
+// tasks, whose results it has not delivered yet, the oldest included. A
+// slow input therefore holds back at most n inputs' worth of results and
+// memory, and the workers idle once n inputs are done or running behind
+// it. A larger window lets more quick inputs run behind a slow one; 1 runs
+// the inputs one at a time. A Stream's Submit that found the window full
+// waits until a quarter of it is free (see Stream.Submit). By default the
+// window is DefaultWindowPerWorker times the workers (for a stream on a
+// batch made WithLimit, times its limit). It panics if n is less than 1.
+// It is not WithFairWindow, a fair pool's setting.
 func WithWindow(n int) Option {
 	if n < 1 {
 		panic("crew: WithWindow: n must be at least 1, got " + strconv.Itoa(n))
@@ -52,10 +53,12 @@ const (
 // yields the results in the order of inputs, each as soon as it and every
 // result before it are ready: Map for a pipeline, whose first results are
 // written while later inputs are still read or run. It reads inputs
-// lazily, as the range loop consumes results: at most the window (see
-// WithWindow; by default DefaultWindowPerWorker × workers) of inputs are
-// taken past the oldest result not yet yielded, so memory stays bounded
-// however many inputs there are and however slow one of them is.
+// lazily, as the range loop consumes results: it holds at most the window
+// (see WithWindow; by default DefaultWindowPerWorker × workers) of inputs
+// whose results it has not yielded, so memory stays bounded however many
+// inputs there are and however slow one of them is. The loop's goroutine
+// both reads the inputs and yields the results: while the inputs'
+// iterator blocks for its next input, results that are ready wait for it.
 //
 // Each time the returned iterator is ranged over, it starts a pool, reads
 // inputs from their start and waits for the pool before the loop ends:
@@ -65,8 +68,8 @@ const (
 //
 // The first error (or panic, as an error that errors.As unwraps to
 // *panics.ErrRecovered) cancels the context f receives, which derives from
-// ctx, as Map's does: the inputs not yet started are skipped, and no more
-// are read. The results before it in input order are still yielded (every
+// ctx, as Map's does: the inputs not yet started are skipped, and at most
+// one more is read. The results before it in input order are still yielded (every
 // input before one that started has started, as in Map); then one pair
 // with R's zero value and the error of the first input, in input order,
 // that did not succeed, which ends the iteration. That error is the
@@ -102,8 +105,11 @@ func MapSeq[T, R any](ctx context.Context, workers int, inputs iter.Seq[T], f fu
 // cancels it, as in MapSeq, but neither the pool nor another batch. The
 // window is by default DefaultWindowPerWorker times p's workers when the
 // loop begins, or times the batch's limit if WithLimit is given. If p is
-// closed (its Wait or Shutdown has begun), the first pair yielded holds an
-// error that errors.Is matches with ErrPoolClosed. opts are WithWindow and
+// closed (its Wait or Shutdown has begun), the pair in the place of the
+// first input holds an error that errors.Is matches with ErrPoolClosed;
+// if p skips or drops the batch's queued inputs (its own context ended,
+// its workers died), the stream ends with the reason in the place of the
+// first of them. opts are WithWindow and
 // the batch's (WithLimit, and on a pool WithFairShare, WithTenant and
 // WithWeight). It panics if ctx, p, inputs or f is nil, or if p takes no
 // batches (see NewBatch).
@@ -116,10 +122,11 @@ func MapSeqBatch[T, R any](ctx context.Context, p *Pool[Job], inputs iter.Seq[T]
 	o := collect(opts)
 	o.only("MapSeqBatch", streamBatchOpts)
 	p.checkShare("MapSeqBatch", &o)
-	o.deadLetters = discard
 	return func(yield func(R, error) bool) {
 		sctx, stop := context.WithCancelCause(ctx)
-		b, bctx := p.openBatch("MapSeqBatch", sctx, &o)
+		bo := o
+		bo.deadLetters = stopOn(stop)
+		b, bctx := p.openBatch("MapSeqBatch", sctx, &bo)
 		r := newSeqRun(ctx, bctx, p.ctx, windowOf(&o, p.s.Counts().Live), f, p.noRecovery, b.Submit, b.Wait)
 		defer r.end(stop)
 		r.run(sctx, inputs, yield)
@@ -150,10 +157,19 @@ func windowOf(o *options, workers int) int {
 	return DefaultWindowPerWorker * max(workers, 1)
 }
 
-// discard is the dead-letter sink of an ordered stream's skipped inputs:
-// the stream reports where it stopped, and a loop that breaks out meant
-// to skip the rest.
+// discard is the dead-letter sink of the inputs an ordered stream on a
+// pool of its own skipped: the stream reports where it stopped, and a
+// loop that breaks out meant to skip the rest.
 func discard(DeadLetter) {}
+
+// stopOn returns the dead-letter sink of an ordered stream that is a batch
+// of a shared pool: the pool skips or drops the batch's queued jobs when
+// its own context ends or its workers die, without canceling the batch,
+// and the stream would wait for them for ever. The sink stops the stream
+// with the reason, which its loop, or its Submits, then report.
+func stopOn(stop context.CancelCauseFunc) func(DeadLetter) {
+	return func(d DeadLetter) { stop(d.Reason) }
+}
 
 // errBroke is the cause of a stream's end when its range loop ended early.
 var errBroke = errors.New("crew: the range loop over the ordered stream ended")

@@ -24,8 +24,9 @@ type StreamTask = func(ctx context.Context) (callback func() error, err error)
 // NewStreamBatch (one batch of a long-lived pool).
 //
 // The window (see WithWindow) bounds the tasks accepted and whose
-// callbacks have not run: Submit blocks while it is full, so a slow task
-// holds back at most that many results, and the memory they take.
+// callbacks have not run: Submit blocks while it is full (and, once it
+// found it full, until a quarter of it is free), so a slow task holds back
+// at most that many results, and the memory they take.
 //
 // The first error (a task's error, a callback's error, or a panic in
 // either, as an error that errors.As unwraps to *panics.ErrRecovered)
@@ -52,6 +53,7 @@ type Stream struct {
 	submit  func(context.Context, Job) error // the pool's Submit (NewStream), or the batch's
 	wait    func() error                     // the pool's Wait, or the batch's
 	own     bool                             // the pool is the stream's own (NewStream): it closes only as Wait ends
+	stop    context.CancelCauseFunc          // cancels what the batch's context derives from (NewStreamBatch), or nil
 	ctx     context.Context                  // the tasks' context: the pool's, or the batch's
 	caller  context.Context                  // what the tasks' context derives from
 	noPanic bool                             // WithoutPanicRecovery on the stream's pool: panics are not recovered
@@ -122,8 +124,9 @@ func NewStream(ctx context.Context, workers int, opts ...Option) *Stream {
 // WithLimit is given) and the batch's options: WithLimit, and on a pool
 // WithFairShare, WithTenant and WithWeight. Once p is closed (its Wait or
 // Shutdown has begun), Submit returns an error that errors.Is matches with
-// ErrPoolClosed. It panics if ctx or p is nil, or if p takes no batches
-// (see NewBatch).
+// ErrPoolClosed; if p skips or drops the batch's queued tasks (its own
+// context ended, its workers died), the stream ends with the reason. It
+// panics if ctx or p is nil, or if p takes no batches (see NewBatch).
 func NewStreamBatch(ctx context.Context, p *Pool[Job], opts ...Option) *Stream {
 	if p == nil {
 		panic("crew: NewStreamBatch: nil pool")
@@ -134,9 +137,12 @@ func NewStreamBatch(ctx context.Context, p *Pool[Job], opts ...Option) *Stream {
 	}
 	o := collect(opts)
 	o.only("NewStreamBatch", streamBatchOpts)
-	o.deadLetters = discard
-	b, bctx := p.openBatch("NewStreamBatch", ctx, &o)
-	return newStream(bctx, ctx, windowOf(&o, p.s.Counts().Live), p.noRecovery, b.Submit, b.Wait)
+	sctx, stop := context.WithCancelCause(ctx)
+	o.deadLetters = stopOn(stop)
+	b, bctx := p.openBatch("NewStreamBatch", sctx, &o)
+	s := newStream(bctx, ctx, windowOf(&o, p.s.Counts().Live), p.noRecovery, b.Submit, b.Wait)
+	s.stop = stop
+	return s
 }
 
 // newStream makes a stream whose tasks receive jctx, which derives from
@@ -289,6 +295,9 @@ func (s *Stream) Wait() error {
 		s.unmade("Wait")
 	}
 	err := s.wait()
+	if s.stop != nil {
+		s.stop(nil) // releases the context the batch's derives from
+	}
 	_, err = results[struct{}](s.caller, nil, err, nil)
 	return err
 }
@@ -358,7 +367,7 @@ func (s *Stream) ended(seq int64, cb func() error, err error) error {
 		}
 	}
 	s.delivering = false
-	if s.waiting.Load() && head >= s.want.Load() && s.waiting.Swap(false) { // once per run of callbacks, not per callback
+	if !s.halted && s.waiting.Load() && head >= s.want.Load() && s.waiting.Swap(false) { // halted: the failure's cancellation wakes it, and Submit refuses the task // once per run of callbacks, not per callback
 		select {
 		case s.room <- struct{}{}:
 		default: // a signal is pending already
