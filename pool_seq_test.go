@@ -465,3 +465,84 @@ func TestAStreamOnASharedPoolEndsWhenThePoolSkipsOrDropsItsJobs(t *testing.T) {
 		})
 	}
 }
+
+func TestAPanicInMapSeqsInputsEndsTheStreamAndLeavesNoGoroutine(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	var started, canceled atomic.Int64
+	inputs := func(yield func(int) bool) {
+		for i := range 10 {
+			if !yield(i) {
+				return
+			}
+		}
+		panic("in the inputs")
+	}
+	seq := crew.MapSeq(t.Context(), 4, inputs, func(ctx context.Context, i int) (int, error) {
+		started.Add(1)
+		<-ctx.Done() // runs until the stream ends
+		canceled.Add(1)
+		return i, nil
+	}, crew.WithWindow(16))
+	assert.PanicsWithValue(t, "in the inputs", func() {
+		for range seq {
+			t.Error("no input ended before the panic")
+		}
+	})
+	assert.Equal(t, started.Load(), canceled.Load(), "every call in progress was canceled, and had returned")
+}
+
+func TestMapSeqKeepsOrderUnderRealSchedulingWithSmallWindows(t *testing.T) {
+	boom := errors.New("boom")
+	for round := range 200 {
+		rng := rand.New(rand.NewPCG(uint64(round), 7))
+		window, workers, n := 1+rng.IntN(3), 1+rng.IntN(4), rng.IntN(300)
+		failAt := -1
+		if rng.IntN(3) == 0 && n > 0 {
+			failAt = rng.IntN(n)
+		}
+		seq := crew.MapSeq(t.Context(), workers, upTo(n), func(_ context.Context, i int) (int, error) {
+			if rng := i % 7; rng == 0 {
+				runtime.Gosched()
+			}
+			if i == failAt {
+				return 0, boom
+			}
+			return 2 * i, nil
+		}, crew.WithWindow(window))
+		i := 0
+		for r, err := range seq {
+			if i == failAt {
+				require.ErrorIs(t, err, boom, "round %d", round)
+				i++
+				continue
+			}
+			require.NoError(t, err, "round %d", round)
+			require.Equal(t, 2*i, r, "round %d: result %d", round, i)
+			i++
+		}
+		if failAt >= 0 {
+			require.Equal(t, failAt+1, i, "round %d: pairs yielded", round)
+		} else {
+			require.Equal(t, n, i, "round %d", round)
+		}
+	}
+}
+
+func TestMapSeqWithoutPanicRecoveryReportsAGoexit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var read atomic.Int64
+		seq := crew.MapSeq(t.Context(), 2, counting(100, &read), func(_ context.Context, i int) (int, error) {
+			if i == 3 {
+				runtime.Goexit()
+			}
+			return i, nil
+		}, crew.WithoutPanicRecovery())
+		got := gather(seq)
+		require.Len(t, got, 4)
+		for i, p := range got[:3] {
+			require.NoError(t, p.err)
+			require.Equal(t, i, p.r)
+		}
+		assert.ErrorContains(t, got[3].err, "runtime.Goexit")
+	})
+}
