@@ -69,10 +69,14 @@ type Stream struct {
 
 	slots []streamSlot // slots[seq%len] is task seq's, from its Submit to its callback's end
 
-	mu         sync.Mutex   // guards head's writes, delivering, halted, and the slots' cb and ended
-	head       atomic.Int64 // the sequence number of the next callback to run: its task, or one before, has not ended, or failed
-	delivering bool         // a job is running callbacks
-	halted     bool         // a callback failed (or ended its goroutine): no callback runs after it
+	// The callbacks run under the deliverer's role, which one job holds at
+	// a time. A job whose task ended marks its slot ended, then tries for
+	// the role; a job that gives the role up looks at the head's slot
+	// again. So a slot marked while another job held the role is seen, by
+	// that job or by the one that marked it.
+	head       atomic.Int64 // the sequence number of the next callback to run; stored by the role's holder
+	delivering atomic.Bool  // the deliverer's role is held
+	halted     atomic.Bool  // a callback failed (or ended its goroutine): no callback runs after it
 
 	// A Submit that finds the window full stores want, then waiting, then
 	// loads head again; a run of callbacks stores head, then loads waiting,
@@ -87,7 +91,7 @@ type streamSlot struct {
 	task  StreamTask
 	seq   int64
 	cb    func() error // the task's callback, once it ended
-	ended bool         // the task ended without an error: cb is its
+	ended atomic.Bool  // the task ended without an error: cb is its, for the deliverer's role to run
 	job   Job          // runs the slot's task: submitted for each task the slot holds
 }
 
@@ -333,48 +337,65 @@ func (s *Stream) run(ctx context.Context, slot *streamSlot) (err error) {
 
 // ended records the end of task seq, with its callback or error, then, if
 // every task before it has ended and had its callback run, runs its
-// callback and those of the tasks after it that ended, in order. It
-// returns err, or the error of the callback that failed.
+// callback and those of the tasks after it that ended, in order, unless
+// another job is running them. It returns err, or the error of the
+// callback that failed.
 func (s *Stream) ended(seq int64, cb func() error, err error) error {
-	s.mu.Lock()
-	if err == nil { // else its slot never ends: no callback runs from seq on
-		slot := &s.slots[seq%int64(len(s.slots))]
-		slot.cb, slot.ended = cb, true
+	if err != nil {
+		return err // its slot never ends: no callback runs from seq on
 	}
+	slot := &s.slots[seq%int64(len(s.slots))]
+	slot.cb = cb
+	slot.ended.Store(true)
+	for s.ready() && s.delivering.CompareAndSwap(false, true) {
+		err = s.deliver()
+		s.delivering.Store(false)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ready reports whether the next callback may run: the stream has not
+// halted and that callback's task has ended.
+func (s *Stream) ready() bool {
+	return !s.halted.Load() && s.slots[s.head.Load()%int64(len(s.slots))].ended.Load()
+}
+
+// deliver runs, in the deliverer's role, the callbacks of the tasks that
+// ended in order from the head, and returns the error of the one that
+// failed, which halts the stream. Then it wakes a Submit that waits for
+// the room they made, once per run of callbacks rather than per callback;
+// a halted stream wakes none: the failure's cancellation does, and Submit
+// refuses the task.
+func (s *Stream) deliver() (err error) {
 	head := s.head.Load()
-	if s.delivering || s.halted || head != seq || err != nil {
-		s.mu.Unlock()
-		return err
-	}
-	s.delivering = true
-	for !s.halted {
+	for {
 		slot := &s.slots[head%int64(len(s.slots))]
-		if !slot.ended {
+		if !slot.ended.Load() {
 			break
 		}
 		cb := slot.cb
-		slot.task, slot.cb, slot.ended = nil, nil, false
-		s.mu.Unlock()
-		var cbErr error
+		slot.task, slot.cb = nil, nil
+		slot.ended.Store(false)
 		if cb != nil {
-			cbErr = s.callback(cb)
+			err = s.callback(cb)
 		}
-		s.mu.Lock()
 		head++
-		s.head.Store(head)
-		if cbErr != nil {
-			s.halted, err = true, cbErr
+		s.head.Store(head) // after the slot is emptied: Submit fills it again once it loads this
+		if err != nil {
+			s.halted.Store(true)
+			return err
 		}
 	}
-	s.delivering = false
-	if !s.halted && s.waiting.Load() && head >= s.want.Load() && s.waiting.Swap(false) { // halted: the failure's cancellation wakes it, and Submit refuses the task // once per run of callbacks, not per callback
+	if s.waiting.Load() && head >= s.want.Load() && s.waiting.Swap(false) {
 		select {
 		case s.room <- struct{}{}:
 		default: // a signal is pending already
 		}
 	}
-	s.mu.Unlock()
-	return err
+	return nil
 }
 
 // callback runs cb, and returns its error, or its panic as an error. If
@@ -392,9 +413,8 @@ func (s *Stream) callback(cb func() error) (err error) {
 				return
 			}
 		}
-		s.mu.Lock()
-		s.halted, s.delivering = true, false
-		s.mu.Unlock()
+		s.halted.Store(true)
+		s.delivering.Store(false)
 	}()
 	err = cb()
 	returned = true
