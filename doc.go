@@ -422,9 +422,10 @@
 // submitter) and 1.7-2.0x (eight), at GOMAXPROCS 2, 8 and 16, most of it
 // three clock reads of 24 ns each on that machine. Ordered streams,
 // measured apart (bench/results/ordered/report.md): with no-op jobs on 8
-// workers at the default window, MapSeq costs 1.27x and a Stream 1.49x
-// per item what a hand-written reorder pipeline costs (0.81x and 1.21x at
-// a window of 16 per worker), and 3.1x and 2.7x less than conc's stream;
-// with uneven jobs and a window of 16 per worker, a run takes 1.01x and
-// 1.02x what an unordered pool takes; neither allocates per item.
+// workers at the default window, MapSeq costs 0.85x and a Stream 1.18x
+// per item what a hand-written reorder pipeline costs (0.60x and 1.19x at
+// a window of 16 per worker), and 3.7x and 2.7x less than conc's stream;
+// with uneven jobs and a window of 16 per worker, a run takes 1.07x and
+// 1.06x what an unordered pool takes (the hand-written pipeline 1.03x);
+// neither allocates per item.
 package crew
