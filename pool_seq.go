@@ -4,50 +4,17 @@ import (
 	"context"
 	"errors"
 	"iter"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/sourcegraph/conc/panics"
 )
 
-// Ordered streams: MapSeq and MapSeqBatch yield f's results in the order
-// of their inputs as they become ready, holding at most a window of inputs
-// ahead of the oldest result not yet yielded. Each stream runs as one
-// batch of a pool (its own for MapSeq), through the batch's Submit and
-// Wait, and reuses one job per slot of its window: it allocates per
-// stream, not per input.
-
-// DefaultWindowPerWorker is how many inputs (MapSeq, MapSeqBatch) or tasks
-// (a Stream) per worker an ordered stream holds whose results it has not
-// delivered yet, unless WithWindow sets its window.
-const DefaultWindowPerWorker = 4
-
-// WithWindow sets an ordered stream's window (MapSeq, MapSeqBatch,
-// NewStream, NewStreamBatch) to n: the stream holds at most n inputs, or
-// tasks, whose results it has not delivered yet, the oldest included. A
-// slow input therefore holds back at most n inputs' worth of results and
-// memory, and the workers idle once n inputs are done or running behind
-// it. A larger window lets more quick inputs run behind a slow one; 1 runs
-// the inputs one at a time. A Stream's Submit that found the window full
-// waits until a quarter of it is free (see Stream.Submit). By default the
-// window is DefaultWindowPerWorker times the workers (for a stream on a
-// batch made WithLimit, times its limit). It panics if n is less than 1.
-// It is not WithFairWindow, a fair pool's setting.
-func WithWindow(n int) Option {
-	if n < 1 {
-		panic("crew: WithWindow: n must be at least 1, got " + strconv.Itoa(n))
-	}
-	return func(o *options) { o.set |= optWindow; o.window = n }
-}
-
-// The options an ordered stream takes: those of its own pool, for MapSeq
-// and NewStream, or of its batch, for MapSeqBatch and NewStreamBatch,
-// which do not take a dead-letter sink (the stream reports, in order,
-// where it stopped), nor WithAllErrors (it stops at its first error).
-const (
-	streamPoolOpts  = optName | optStrategy | optErrorHandler | optNoRecovery | optMetrics | optWindow
-	streamBatchOpts = optLimit | optTenant | optWeight | optWindow
-)
+// Ordered streams as iterators: MapSeq and MapSeqBatch yield f's results
+// in the order of their inputs as they become ready, holding at most a
+// window of inputs whose results are not yielded. Each stream runs on a
+// pool of its own (MapSeq) or as one batch of a shared pool, through its
+// Submit and Wait, and reuses one job per slot of its window: it
+// allocates per stream, not per input.
 
 // MapSeq calls f on each of inputs on a pool of workers goroutines, and
 // yields the results in the order of inputs, each as soon as it and every
@@ -69,10 +36,10 @@ const (
 // The first error (or panic, as an error that errors.As unwraps to
 // *panics.ErrRecovered) cancels the context f receives, which derives from
 // ctx, as Map's does: the inputs not yet started are skipped, and at most
-// one more is read. The results before it in input order are still yielded (every
-// input before one that started has started, as in Map); then one pair
-// with R's zero value and the error of the first input, in input order,
-// that did not succeed, which ends the iteration. That error is the
+// one more is read. The results before it in input order are still
+// yielded (every input before one that started has started, as in Map);
+// then one pair with R's zero value and the error of the first input, in
+// input order, that did not succeed, which ends the iteration. That error is the
 // input's own, or, for an input skipped or stopped by the end of ctx,
 // context.Cause(ctx), as Map reports it. To go on past failed inputs,
 // return each one's error inside R rather than as f's error.
@@ -143,32 +110,6 @@ func checkSeq[T, R any](fn string, ctx context.Context, inputs iter.Seq[T], f fu
 	case f == nil:
 		panic("crew: " + fn + ": nil function")
 	}
-}
-
-// windowOf is an ordered stream's window, given its options and its
-// pool's workers.
-func windowOf(o *options, workers int) int {
-	switch {
-	case o.set&optWindow != 0:
-		return o.window
-	case o.limit > 0:
-		workers = o.limit
-	}
-	return DefaultWindowPerWorker * max(workers, 1)
-}
-
-// discard is the dead-letter sink of the inputs an ordered stream on a
-// pool of its own skipped: the stream reports where it stopped, and a
-// loop that breaks out meant to skip the rest.
-func discard(DeadLetter) {}
-
-// stopOn returns the dead-letter sink of an ordered stream that is a batch
-// of a shared pool: the pool skips or drops the batch's queued jobs when
-// its own context ends or its workers die, without canceling the batch,
-// and the stream would wait for them for ever. The sink stops the stream
-// with the reason, which its loop, or its Submits, then report.
-func stopOn(stop context.CancelCauseFunc) func(DeadLetter) {
-	return func(d DeadLetter) { stop(d.Reason) }
 }
 
 // errBroke is the cause of a stream's end when its range loop ended early.
