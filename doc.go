@@ -328,34 +328,22 @@
 //
 // # Ordered streams
 //
-// Map returns every result at once, after the last input. A pipeline
-// (re-encode the lines of a log, hash files for a manifest, call an API per
-// row and write a CSV) wants each result in input order as soon as it and
-// every one before it are done, reading its inputs as it goes. MapSeq
-// takes an iter.Seq of inputs and returns an iter.Seq2 of results and
-// errors, for a range loop; a Stream takes tasks one Submit at a time and
-// runs each task's callback in submission order, as conc's stream does.
-// Both run on a pool of their own, or as one batch of a shared pool
-// (MapSeqBatch, NewStreamBatch: the batch's limit and fair share apply).
+// For a pipeline whose results go out in input order as each and those
+// before it are done (re-encode a log, hash files for a manifest, write a
+// CSV row per API call), MapSeq takes an iter.Seq and returns an
+// iter.Seq2 of results and errors, and a Stream takes tasks one Submit at
+// a time and runs their callbacks in submission order, as conc's stream
+// does; MapSeqBatch and NewStreamBatch run as one batch of a shared pool.
+// Both hold a window (WithWindow): at most that many inputs whose results
+// are not delivered, so memory stays bounded. The first error cancels the
+// work not started, as Map's does; the results before it are delivered,
+// then the error. Breaking out of MapSeq's loop cancels and waits for the
+// calls in progress. Neither allocates per input.
 //
-// Both hold a window (WithWindow; DefaultWindowPerWorker per worker by
-// default): at most that many inputs, or tasks, past the oldest result not
-// yet delivered. So a slow input holds back at most a window of quick ones
-// and their results, and memory stays bounded whatever the input's
-// length; a larger window lets more quick inputs run behind a slow one.
-// The first error (or panic) cancels the work not yet started, as Map's
-// does: the results before it, in input order, are still delivered, then
-// the error, and nothing after it. Breaking out of MapSeq's loop cancels
-// the calls in progress and waits for them; no goroutine outlives the loop.
-// Neither allocates per input (the callbacks a Stream's tasks return are
-// yours).
-//
-//	you have                                   you want                                  use
-//	a slice                                    every result at once                      Map, MapBatch
-//	a sequence: lines, rows, a channel, an     each result in input order, as soon as    MapSeq, MapSeqBatch
-//	iter.Seq of any length                     it and those before it are done
-//	code that submits tasks one at a time      a callback per task, in submission order  NewStream, NewStreamBatch
-//	results whose order does not matter        each result as it is done                 a pool: NewGroup, Submit, Wait
+//	you have                                 you want                                  use
+//	a slice                                  every result at once                      Map, MapBatch
+//	a sequence (lines, rows) of any length   each result in order, as soon as ready    MapSeq, MapSeqBatch
+//	code that submits tasks one at a time    a callback per task, in submission order  NewStream, NewStreamBatch
 //
 // # Observing pools and actors
 //
@@ -420,12 +408,8 @@
 // apart (bench/results/metrics.txt), costs a pool nothing when absent;
 // with a Recorder that does nothing, a no-op job costs 2.5-2.7x (one
 // submitter) and 1.7-2.0x (eight), at GOMAXPROCS 2, 8 and 16, most of it
-// three clock reads of 24 ns each on that machine. Ordered streams,
-// measured apart (bench/results/ordered/report.md): with no-op jobs on 8
-// workers at the default window, MapSeq costs 0.85x and a Stream 1.18x
-// per item what a hand-written reorder pipeline costs (0.60x and 1.19x at
-// a window of 16 per worker), and 3.7x and 2.7x less than conc's stream;
-// with uneven jobs and a window of 16 per worker, a run takes 1.07x and
-// 1.06x what an unordered pool takes (the hand-written pipeline 1.03x);
-// neither allocates per item.
+// three clock reads of 24 ns each on that machine. Ordered streams
+// (bench/results/ordered/report.md): no-op jobs at the default window cost
+// MapSeq 0.85x and a Stream 1.18x a hand-written reorder pipeline, 3.7x
+// and 2.7x less than conc's stream.
 package crew

@@ -100,18 +100,23 @@ func MapBatch[T, R any](ctx context.Context, p *Pool[Job], inputs []T, f func(co
 			return call(ctx, f, inputs, out, i)
 		})
 		if err != nil {
-			switch {
-			case errors.Is(err, ErrPoolClosed): // its Wait or Shutdown began, whatever the contexts' state
-				refused = err
-			case bctx.Err() != nil:
-				refused = context.Cause(bctx) // the first error, or ctx's end
-			case p.ctx.Err() != nil:
-				refused = context.Cause(p.ctx) // the pool's context ended (its parent's end, its first error)
-			default:
-				refused = err // its workers died
-			}
+			refused = whyRefused(err, bctx, p.ctx)
 			break
 		}
 	}
 	return results(ctx, out, b.Wait(), refused)
+}
+
+// whyRefused is why a batch's Submit refused a job (err), given the batch's
+// context and its pool's.
+func whyRefused(err error, bctx, pctx context.Context) error {
+	switch {
+	case errors.Is(err, ErrPoolClosed): // its Wait or Shutdown began, whatever the contexts' state
+		return err
+	case bctx.Err() != nil:
+		return context.Cause(bctx) // the first error, or ctx's end
+	case pctx.Err() != nil:
+		return context.Cause(pctx) // the pool's context ended (its parent's end, its first error)
+	}
+	return err // its workers died
 }

@@ -315,20 +315,10 @@ func (r *seqRun[T, R]) drain(yield func(R, error) bool) bool {
 // the results done before, and an error in the place of the first input
 // that did not succeed, the refused one at the latest.
 func (r *seqRun[T, R]) refuse(yield func(R, error) bool, err error) {
-	switch {
-	case errors.Is(err, ErrPoolClosed): // its Wait or Shutdown began, whatever the contexts' state
-	case r.jctx.Err() != nil:
-		err = nil // the first error, or ctx's end: unrun says which, once the jobs are done
-	case r.pctx.Err() != nil:
-		err = context.Cause(r.pctx) // the pool's context ended (its parent's end, its first error)
+	err = whyRefused(err, r.jctx, r.pctx) // before drain, whose wait ends the batch's context
+	if r.drain(yield) {
+		r.fail(yield, r.causeOf(err))
 	}
-	if !r.drain(yield) {
-		return
-	}
-	if err == nil {
-		err = r.unrun()
-	}
-	r.fail(yield, err)
 }
 
 // unrun is the error in the place of an input skipped, or not taken,

@@ -310,22 +310,12 @@ func TestMapSeqOfNoInputYieldsNothing(t *testing.T) {
 
 func TestMapSeqBatchIsOneBatchOfASharedPool(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := crew.NewGroup(6, crew.WithFairShare())
-		// A noisy tenant keeps the pool busy meanwhile.
-		noisy, _ := p.NewBatch(t.Context(), crew.WithTenant("noisy"))
-		for range 200 {
-			require.NoError(t, noisy.Submit(t.Context(), func(context.Context) error {
-				time.Sleep(time.Millisecond)
-				return nil
-			}))
-		}
-		var read, running, most atomic.Int64
+		p, noisy := busyFairPool(t)
+		var read atomic.Int64
+		var running peak
 		seq := crew.MapSeqBatch(t.Context(), p, counting(100, &read), func(_ context.Context, i int) (int, error) {
-			n := running.Add(1)
-			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-			}
+			defer running.enter()()
 			time.Sleep(time.Duration(100-i) * 10 * time.Microsecond)
-			running.Add(-1)
 			return 2 * i, nil
 		}, crew.WithLimit(2), crew.WithTenant("stream"))
 		i := 0
@@ -340,7 +330,7 @@ func TestMapSeqBatchIsOneBatchOfASharedPool(t *testing.T) {
 			}
 		}
 		assert.Equal(t, 100, i)
-		assert.EqualValues(t, 2, most.Load(), "the batch's limit holds")
+		assert.EqualValues(t, 2, running.most.Load(), "the batch's limit holds")
 		require.NoError(t, noisy.Wait())
 		require.NoError(t, p.Wait())
 	})

@@ -50,6 +50,31 @@ func (l *logger) task(i int, d time.Duration, err, cbErr error) crew.StreamTask 
 	}
 }
 
+// busyFairPool returns a pool of 6 workers WithFairShare, kept busy by a
+// noisy tenant's batch of 200 jobs of a millisecond, and that batch.
+func busyFairPool(t *testing.T) (*crew.Pool[crew.Job], *crew.Batch[crew.Job]) {
+	p := crew.NewGroup(6, crew.WithFairShare())
+	noisy, _ := p.NewBatch(t.Context(), crew.WithTenant("noisy"))
+	for range 200 {
+		require.NoError(t, noisy.Submit(t.Context(), func(context.Context) error {
+			time.Sleep(time.Millisecond)
+			return nil
+		}))
+	}
+	return p, noisy
+}
+
+// A peak counts the calls running at once, and the most there were.
+type peak struct{ running, most atomic.Int64 }
+
+// enter counts a call in, and returns what counts it out.
+func (p *peak) enter() func() {
+	n := p.running.Add(1)
+	for m := p.most.Load(); n > m && !p.most.CompareAndSwap(m, n); m = p.most.Load() {
+	}
+	return func() { p.running.Add(-1) }
+}
+
 func TestAStreamRunsEachCallbackInOrderAsSoonAsItsTaskAndThoseBeforeEnded(t *testing.T) {
 	for _, form := range []string{"NewStream", "NewStreamBatch"} {
 		t.Run(form, func(t *testing.T) {
@@ -252,24 +277,14 @@ func TestAStreamStopsWhenItsContextEnds(t *testing.T) {
 
 func TestAStreamOnABatchOfAFairPool(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		p := crew.NewGroup(6, crew.WithFairShare())
-		noisy, _ := p.NewBatch(t.Context(), crew.WithTenant("noisy"))
-		for range 200 {
-			require.NoError(t, noisy.Submit(t.Context(), func(context.Context) error {
-				time.Sleep(time.Millisecond)
-				return nil
-			}))
-		}
+		p, noisy := busyFairPool(t)
 		s := crew.NewStreamBatch(t.Context(), p, crew.WithLimit(2), crew.WithTenant("stream"))
 		l := &logger{t: t, start: time.Now()}
-		var running, most atomic.Int64
+		var running peak
 		for i := range 100 {
 			task := l.task(i, time.Duration(100-i)*10*time.Microsecond, nil, nil)
 			require.NoError(t, s.Submit(t.Context(), func(ctx context.Context) (func() error, error) {
-				n := running.Add(1)
-				for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
-				}
-				defer running.Add(-1)
+				defer running.enter()()
 				return task(ctx)
 			}))
 		}
@@ -278,7 +293,7 @@ func TestAStreamOnABatchOfAFairPool(t *testing.T) {
 		for i, g := range l.ran {
 			require.Equal(t, i, g)
 		}
-		assert.EqualValues(t, 2, most.Load(), "the batch's limit holds")
+		assert.EqualValues(t, 2, running.most.Load(), "the batch's limit holds")
 		require.NoError(t, noisy.Wait())
 		require.NoError(t, p.Wait())
 	})
