@@ -102,11 +102,12 @@ func SegmentedClaim[T any](s *Segmented[T]) (write func(T)) {
 	}
 	return func(msg T) { // the rest of Enqueue
 		seg := tail
-		if seg == nil || !seg.is(s, k>>segmentShift) {
-			seg = s.segmentOf(k>>segmentShift, tail)
+		i, ok := seg.slot(s, k)
+		if !ok {
+			seg, i = s.segmentOf(k, tail)
 		}
-		seg.buf[k%segmentSlots] = msg
-		atomic.StoreUint32(&seg.ready[k%segmentSlots], 1)
+		seg.buf[i] = msg
+		atomic.StoreUint32(&seg.ready[i], 1)
 	}
 }
 

@@ -9,50 +9,111 @@ import (
 	"github.com/crewlib/crew/internal/queue"
 )
 
-// segmentSlots is the number of messages one Segmented segment holds.
+// Segment sizes. A burst into an empty mailbox fills a first segment of
+// firstSlots messages, which the mailbox keeps while it is drained; each
+// segment linked behind it, during a backlog, holds segmentSlots.
 const (
-	segmentShift = 8
-	segmentSlots = 1 << segmentShift
+	firstSlots   = 32
+	segmentSlots = 256
 )
 
 // segClosed marks a Segmented's ticket count once it is closed: an Enqueue
 // whose ticket carries it was refused.
 const segClosed = 1 << 63
 
-// A segment is one fixed block of a Segmented mailbox's linked list: it
-// holds tickets id*segmentSlots to id*segmentSlots+segmentSlots-1, ticket k
-// in slot k%segmentSlots. A producer writes its slot, then sets the slot's
-// ready flag; the consumer reads a slot only once it is ready, and clears
-// the slot. The flags stay set until the segment is recycled: the consumer
-// writes none of them, so producers setting the next ones do not fetch
-// their cache line back from it.
+// A segment is one block of a Segmented mailbox's linked list: it holds
+// tickets base to base+len(buf)-1, ticket k in slot k-base. A producer
+// writes its slot, then sets the slot's ready flag; the consumer reads a
+// slot only once it is ready, and clears the slot. The flags stay set until
+// the segment is recycled or rebased: the consumer writes none of them
+// while producers set the next ones, so they do not fetch their cache line
+// back from it. Its slots live right behind it, in a firstBlock or a
+// linkedBlock.
 type segment[T any] struct {
-	buf   [segmentSlots]T
-	ready [segmentSlots]uint32 // 1 once written; read and set atomically, cleared as a whole when no producer can reach the segment
-	_     [64]byte             // keeps the fields below, which producers read, off the last slots' cache line
+	buf   []T      // set once, as the block is made
+	ready []uint32 // 1 once written; read and set atomically, cleared as a whole when no producer can reach the slots
 
-	// Which mailbox's segment this is, and which one: producers read these
+	// Which mailbox's segment this is, and where: producers read these
 	// without a lock to check the segment they found, as a seqlock: ver is
-	// odd while owner and id change (as the segment is recycled) and while
-	// the consumer decides whether to release it.
+	// odd while owner and base change (as the segment is recycled or
+	// rebased) and while the consumer decides whether to release it.
 	ver   atomic.Uint64
 	owner atomic.Pointer[Segmented[T]]
-	id    atomic.Uint64
+	base  atomic.Uint64
 	next  atomic.Pointer[segment[T]] // set once, by the producer that links the next segment
 }
 
-// A Segmented is an unbounded FIFO mailbox on a linked list of fixed
-// 256-message segments, built for fan-in: many goroutines sending to one
-// consumer. Its producers take no lock on the common path and never wait
-// for one another: an Enqueue takes a ticket with one atomic increment,
-// then writes its message into the ticket's slot. Unlike Unbounded it never
-// copies queued messages to grow: a burst links new segments, and each used
-// segment goes back to a process-wide pool shared by every Segmented
-// mailbox of the same element type, from which the next burst takes it.
-// Steady traffic, bursty or not, therefore allocates nothing per message,
-// and once a Dequeue has found it empty a mailbox holds no segment at all:
-// the pooled ones are reused by other mailboxes or reclaimed by the garbage
-// collector.
+// firstBlock and linkedBlock hold a segment and its slots in one
+// allocation. A linked block's padding keeps the header, which producers
+// read, off the first slots' cache line; a first block, which a drained
+// mailbox keeps, saves the space (a first block of ints takes 464 bytes).
+type (
+	firstBlock[T any] struct {
+		seg   segment[T]
+		buf   [firstSlots]T
+		ready [firstSlots]uint32
+	}
+	linkedBlock[T any] struct {
+		seg   segment[T]
+		_     [64]byte
+		buf   [segmentSlots]T
+		ready [segmentSlots]uint32
+	}
+)
+
+// end returns the ticket after seg's last.
+func (seg *segment[T]) end() uint64 { return seg.base.Load() + uint64(len(seg.buf)) }
+
+// first reports whether seg is a first segment.
+func (seg *segment[T]) first() bool { return len(seg.buf) == firstSlots }
+
+// segmentPools recycles the segments of every Segmented[T], a free list per
+// size.
+type segmentPools[T any] struct {
+	first, linked queue.FreeList[segment[T]]
+}
+
+// get returns a zero segment, first or linked, recycled if one is free.
+func (p *segmentPools[T]) get(first bool) *segment[T] {
+	if first {
+		if seg := p.first.Recycled(); seg != nil {
+			return seg
+		}
+		b := new(firstBlock[T])
+		b.seg.buf, b.seg.ready = b.buf[:], b.ready[:]
+		return &b.seg
+	}
+	if seg := p.linked.Recycled(); seg != nil {
+		return seg
+	}
+	b := new(linkedBlock[T])
+	b.seg.buf, b.seg.ready = b.buf[:], b.ready[:]
+	return &b.seg
+}
+
+// put recycles seg, cleared; its pointer keeps its whole block alive.
+func (p *segmentPools[T]) put(seg *segment[T]) {
+	if seg.first() {
+		p.first.Put(seg)
+	} else {
+		p.linked.Put(seg)
+	}
+}
+
+// A Segmented is an unbounded FIFO mailbox on a linked list of segments,
+// built for fan-in: many goroutines sending to one consumer. Its producers
+// take no lock on the common path and never wait for one another: an
+// Enqueue takes a ticket with one atomic increment, then writes its message
+// into the ticket's slot. Unlike Unbounded it never copies queued messages
+// to grow: a burst into an empty mailbox fills a first segment of 32
+// messages, then links segments of 256, and each used segment goes back to
+// a process-wide pool shared by every Segmented mailbox of the same element
+// type, from which the next burst takes it. Steady traffic, bursty or not,
+// therefore allocates nothing per message. Once a Dequeue has found it
+// empty a mailbox holds at most its first segment, 32 slots, which it keeps
+// for the next messages (so sparse traffic, an idle actor's, takes nothing
+// from the pool); the pooled segments are reused by other mailboxes or
+// reclaimed by the garbage collector.
 //
 // The ticket is the Enqueue's linearization point: from then on Len counts
 // the message, and messages come out in ticket order, so a message whose
@@ -62,21 +123,23 @@ type segment[T any] struct {
 // few instructions unless its goroutine was descheduled between them, the
 // Dequeue spins, then yields its processor, until the write, rather than
 // report nothing while Len counts a message. Close waits for such writes
-// too. Linking a segment, once per 256 messages and for the first Enqueue
-// into a drained mailbox, and recycling one take a mutex of their own.
+// too. Linking a segment, once per 256 messages of a backlog and for the
+// first Enqueue into a mailbox that holds none, and recycling one take a
+// mutex of their own.
 //
 // Enqueue never fails before Close and never waits for room. Enqueue and
 // Dequeue are O(1). A Segmented is safe for concurrent use. The zero value
 // is not usable: create one with NewSegmented.
 type Segmented[T any] struct {
-	segs *queue.FreeList[segment[T]] // shared by all Segmented[T]; set by NewSegmented
+	segs *segmentPools[T] // shared by all Segmented[T]; set by NewSegmented
 
 	// The consumers' side: deq, which holds the consumers' lock (see
 	// lockHead), and what the lock guards.
 	deq     atomic.Uint64              // tickets taken by consumers, times 2, plus 1 while the lock is held
 	head    atomic.Pointer[segment[T]] // the segment of the next ticket, or the one before it; nil when the mailbox holds none; producers read it under linkMu
 	enqSeen uint64                     // a past value of enq: consumers read enq, the producers' cache line, only once they have taken that many
-	cur     *segment[T]                // head, as the consumers last found it: it holds the tickets below curEnd
+	cur     *segment[T]                // head, as the consumers last found it: it holds the tickets from curBase to below curEnd
+	curBase uint64
 	curEnd  uint64
 
 	_ [64]byte // keeps the producers' fields off the consumers' cache line
@@ -86,13 +149,13 @@ type Segmented[T any] struct {
 	_   [56]byte      // keeps the tail, which producers only read, off enq's cache line
 
 	tail   atomic.Pointer[segment[T]] // the newest segment, nil when the mailbox holds none
-	linkMu sync.Mutex                 // guards linking, releasing and recycling: no segment of the mailbox is recycled while it is held
+	linkMu sync.Mutex                 // guards linking, rebasing, releasing and recycling: no segment of the mailbox changes while it is held
 }
 
 // NewSegmented returns an empty Segmented mailbox. It takes its first segment
 // on the first Enqueue.
 func NewSegmented[T any]() *Segmented[T] {
-	return &Segmented[T]{segs: queue.Shared[queue.FreeList[segment[T]]]()}
+	return &Segmented[T]{segs: queue.Shared[segmentPools[T]]()}
 }
 
 // Enqueue appends msg. It returns ErrMailboxClosed after Close and nil
@@ -105,31 +168,38 @@ func (s *Segmented[T]) Enqueue(_ context.Context, msg T) error {
 	if k&segClosed != 0 {
 		return ErrMailboxClosed
 	}
-	if seg == nil || !seg.is(s, k>>segmentShift) {
-		seg = s.segmentOf(k>>segmentShift, seg)
+	i, ok := seg.slot(s, k)
+	if !ok {
+		seg, i = s.segmentOf(k, seg)
 	}
-	// The segment cannot be recycled before this slot is read: consumers
-	// wait for it, and release only a segment whose tickets are all taken.
-	i := k % segmentSlots
+	// The segment cannot be recycled or rebased before this slot is read:
+	// consumers wait for it, and change only a segment whose tickets are
+	// all taken.
 	seg.buf[i] = msg
 	atomic.StoreUint32(&seg.ready[i], 1)
 	return nil
 }
 
-// is reports whether seg is the mailbox's segment id, read consistently
-// while seg may be recycled meanwhile.
-func (seg *segment[T]) is(s *Segmented[T], id uint64) bool {
+// slot returns the slot of ticket k in seg, and whether seg is the
+// mailbox's segment that holds it, read consistently while seg may be
+// recycled or rebased meanwhile. A nil seg holds nothing.
+func (seg *segment[T]) slot(s *Segmented[T], k uint64) (uint64, bool) {
+	if seg == nil {
+		return 0, false
+	}
 	v := seg.ver.Load()
-	ok := v%2 == 0 && seg.owner.Load() == s && seg.id.Load() == id
-	return ok && seg.ver.Load() == v
+	i := k - seg.base.Load() // wraps around, so out of range, for a k below base
+	ok := v%2 == 0 && seg.owner.Load() == s && i < uint64(len(seg.buf))
+	return i, ok && seg.ver.Load() == v
 }
 
-// segmentOf returns segment id, for a producer holding a ticket in it that
-// did not find it at the tail it read before its ticket, from: the segment
-// is not linked yet (this producer links it, and any before it that are
-// missing), the tail has moved on (the segment is found from the tail the
-// producer read, or from the head), or the mailbox holds no segment.
-func (s *Segmented[T]) segmentOf(id uint64, from *segment[T]) *segment[T] {
+// segmentOf returns the segment that holds ticket k, and k's slot in it,
+// for a producer holding k that did not find it at the tail it read before
+// its ticket, from: the segment is not linked yet (this producer links it,
+// and any before it that are missing), the tail has moved on (the segment
+// is found from the tail the producer read, or from the head), or the
+// mailbox holds no segment.
+func (s *Segmented[T]) segmentOf(k uint64, from *segment[T]) (*segment[T], uint64) {
 	s.linkMu.Lock()
 	defer s.linkMu.Unlock()
 	t := s.tail.Load()
@@ -137,38 +207,39 @@ func (s *Segmented[T]) segmentOf(id uint64, from *segment[T]) *segment[T] {
 		if s.segs == nil { // or it is a zero Segmented
 			unmadeMailbox("Segmented", "NewSegmented")
 		}
-		t = s.fresh(s.deq.Load() >> 1 >> segmentShift)
+		t = s.fresh(true, s.deq.Load()>>1)
 		s.head.Store(t)
 		s.tail.Store(t)
 	}
-	for last := t.id.Load(); last < id; last++ {
-		next := s.fresh(last + 1)
+	for end := t.end(); end <= k; end = t.end() {
+		next := s.fresh(false, end)
 		t.next.Store(next)
 		s.tail.Store(next)
 		t = next
 	}
-	if t.id.Load() == id {
-		return t
+	seg := t
+	if k < t.base.Load() {
+		// No ticket precedes the consumers, so k's segment is between the
+		// head and the tail, and while linkMu is held none of them
+		// changes. from, if it is still the mailbox's, is too, and nearer.
+		seg = s.head.Load()
+		if from != nil && from.owner.Load() == s && from.base.Load() <= k {
+			seg = from
+		}
+		for k >= seg.end() {
+			seg = seg.next.Load()
+		}
 	}
-	// No ticket precedes the consumers, so segment id is between the head
-	// and the tail, and while linkMu is held none of them is recycled.
-	// from, if it is still the mailbox's, is too, and nearer.
-	seg := s.head.Load()
-	if from != nil && from.owner.Load() == s && from.id.Load() <= id {
-		seg = from
-	}
-	for seg.id.Load() != id {
-		seg = seg.next.Load()
-	}
-	return seg
+	return seg, k - seg.base.Load()
 }
 
-// fresh takes a segment from the pool as the mailbox's segment id.
-func (s *Segmented[T]) fresh(id uint64) *segment[T] {
-	seg := s.segs.Get()
+// fresh takes a segment from the pool, a first one or a linked one, as the
+// mailbox's segment from ticket base.
+func (s *Segmented[T]) fresh(first bool, base uint64) *segment[T] {
+	seg := s.segs.get(first)
 	seg.ver.Add(1)
 	seg.owner.Store(s)
-	seg.id.Store(id)
+	seg.base.Store(base)
 	seg.ver.Add(1)
 	return seg
 }
@@ -183,14 +254,14 @@ func (s *Segmented[T]) recycle(seg *segment[T]) {
 // retire is recycle for a segment whose ver is already odd.
 func (s *Segmented[T]) retire(seg *segment[T]) {
 	seg.owner.Store(nil)
-	seg.id.Store(0)
+	seg.base.Store(0)
 	seg.next.Store(nil)
 	// No producer writes to seg any more: every ticket in it is taken
 	// (or, released, none is left out), and none can take it for its
 	// segment while ver is odd. So its flags are cleared without atomics.
-	clear(seg.ready[:])
+	clear(seg.ready)
 	seg.ver.Add(1)
-	s.segs.Put(seg)
+	s.segs.put(seg)
 }
 
 // Dequeue removes and returns the oldest message, or ok == false when the
@@ -198,8 +269,8 @@ func (s *Segmented[T]) retire(seg *segment[T]) {
 // message whose Enqueue has taken its ticket (see Segmented).
 func (s *Segmented[T]) Dequeue() (msg T, ok bool) {
 	d := s.lockHead()
-	if d < s.curEnd && atomic.LoadUint32(&s.cur.ready[d%segmentSlots]) != 0 {
-		msg = s.cur.clear(d) // written, so its ticket is out: enq need not be read
+	if d < s.curEnd && atomic.LoadUint32(&s.cur.ready[d-s.curBase]) != 0 {
+		msg = s.cur.clear(d - s.curBase) // written, so its ticket is out: enq need not be read
 	} else if msg, ok = s.dequeueSlow(d); !ok {
 		s.unlockHead(d)
 		return msg, false
@@ -234,7 +305,7 @@ func (s *Segmented[T]) dequeueSlow(d uint64) (msg T, ok bool) {
 			return msg, false
 		}
 		if s.enqSeen = e; d == e {
-			s.releaseIfDrained(d)
+			s.settle(d)
 			return msg, false
 		}
 	}
@@ -244,8 +315,9 @@ func (s *Segmented[T]) dequeueSlow(d uint64) (msg T, ok bool) {
 // take reads and clears the slot of ticket d, which an Enqueue has taken;
 // the consumers' lock is held.
 func (s *Segmented[T]) take(d uint64) T {
-	seg := s.headOf(d >> segmentShift)
-	for spins := 0; atomic.LoadUint32(&seg.ready[d%segmentSlots]) == 0; spins++ {
+	seg := s.headOf(d)
+	i := d - s.curBase
+	for spins := 0; atomic.LoadUint32(&seg.ready[i]) == 0; spins++ {
 		if spins == 0 {
 			if f := segmentWaits.Load(); f != nil {
 				(*f)()
@@ -253,12 +325,11 @@ func (s *Segmented[T]) take(d uint64) T {
 		}
 		segmentBackoff(spins) // its Enqueue is between the ticket and the write
 	}
-	return seg.clear(d)
+	return seg.clear(i)
 }
 
-// clear reads and clears the written slot of ticket d.
-func (seg *segment[T]) clear(d uint64) T {
-	i := d % segmentSlots
+// clear reads and clears written slot i.
+func (seg *segment[T]) clear(i uint64) T {
 	var zero T
 	msg := seg.buf[i]
 	seg.buf[i] = zero // ready stays set until the segment is recycled: a write producers need not fetch back
@@ -279,22 +350,22 @@ func segmentBackoff(spins int) {
 	}
 }
 
-// headOf returns segment id, where the consumers read, moving the head on
-// and recycling the segments it leaves; the consumers' lock is held, and
-// some Enqueue holds a ticket in the segment, which that Enqueue or another
-// links.
-func (s *Segmented[T]) headOf(id uint64) *segment[T] {
+// headOf returns the segment that holds ticket d, where the consumers
+// read, moving the head on and recycling the segments it leaves; the
+// consumers' lock is held, and some Enqueue holds ticket d, which that
+// Enqueue or another links.
+func (s *Segmented[T]) headOf(d uint64) *segment[T] {
 	for spins := 0; ; spins++ {
 		h := s.head.Load()
 		switch {
 		case h == nil: // none held: the Enqueue is starting one
-		case h.id.Load() == id:
-			s.cur, s.curEnd = h, (id+1)<<segmentShift
+		case d < h.end(): // only consumers move a held segment's base, and never past d
+			s.cur, s.curBase, s.curEnd = h, h.base.Load(), h.end()
 			return h
 		default: // used up
 			if next := h.next.Load(); next != nil {
 				s.head.Store(next)
-				s.cur, s.curEnd = nil, 0
+				s.cur, s.curBase, s.curEnd = nil, 0, 0
 				s.linkMu.Lock()
 				s.recycle(h)
 				s.linkMu.Unlock()
@@ -306,12 +377,15 @@ func (s *Segmented[T]) headOf(id uint64) *segment[T] {
 	}
 }
 
-// releaseIfDrained hands the last segment back to the pool once every
-// ticket given out, d of them, is taken, so an idle mailbox holds no
-// memory; the consumers' lock is held.
-func (s *Segmented[T]) releaseIfDrained(d uint64) {
+// settle readies a drained mailbox, every ticket given out, d of them,
+// taken, for the next messages; the consumers' lock is held. It keeps a
+// first segment, so sparse traffic takes nothing from the pool, and once
+// half of it is used rebases it to start at ticket d, so its 32 slots are
+// used again. Any other segment goes back to the pool, so an idle mailbox
+// holds no more than a first segment.
+func (s *Segmented[T]) settle(d uint64) {
 	h := s.head.Load()
-	if h == nil {
+	if h == nil || h.first() && d-h.base.Load() < firstSlots/2 {
 		return
 	}
 	s.linkMu.Lock()
@@ -321,10 +395,19 @@ func (s *Segmented[T]) releaseIfDrained(d uint64) {
 	}
 	// An odd ver stops producers from taking h as their segment; one that
 	// took a ticket since the check above, or checked h before, has raised
-	// enq, so h stays.
+	// enq, so h stays as it is.
 	h.ver.Add(1)
 	if s.enq.Load() != d {
 		h.ver.Add(1)
+		return
+	}
+	if h.first() {
+		// Every ticket of h up to d is taken: its used flags are the
+		// first d-base, and no producer writes to it while ver is odd.
+		clear(h.ready[:d-h.base.Load()])
+		h.base.Store(d)
+		h.ver.Add(1)
+		s.cur, s.curBase, s.curEnd = h, d, d+firstSlots
 		return
 	}
 	s.holdNone()
@@ -336,7 +419,7 @@ func (s *Segmented[T]) releaseIfDrained(d uint64) {
 func (s *Segmented[T]) holdNone() {
 	s.head.Store(nil)
 	s.tail.Store(nil)
-	s.cur, s.curEnd = nil, 0
+	s.cur, s.curBase, s.curEnd = nil, 0, 0
 }
 
 // Len reports the number of queued messages: the exact count at one
@@ -347,14 +430,15 @@ func (s *Segmented[T]) holdNone() {
 // at some instant during it.
 func (s *Segmented[T]) Len() int { return countUntil(&s.enq, &s.deq, 1, segClosed) }
 
-// Cap reports how many message slots the mailbox holds now: 256 per linked
-// segment, and 0 once a Dequeue has found it empty.
+// Cap reports how many message slots the mailbox holds now: 32 for a first
+// segment and 256 for each linked behind it; once a Dequeue has found it
+// empty, 32 or 0.
 func (s *Segmented[T]) Cap() int {
 	s.linkMu.Lock() // no segment is recycled meanwhile
 	defer s.linkMu.Unlock()
 	slots := 0
 	for seg := s.head.Load(); seg != nil; seg = seg.next.Load() {
-		slots += segmentSlots
+		slots += len(seg.buf)
 	}
 	return slots
 }

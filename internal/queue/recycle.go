@@ -36,6 +36,13 @@ func (f *FreeList[X]) Get() *X {
 	return new(X)
 }
 
+// Recycled returns a recycled *X, or nil when none is free: for an X that
+// its zero value does not make ready.
+func (f *FreeList[X]) Recycled() *X {
+	x, _ := f.pool.Get().(*X)
+	return x
+}
+
 // Put recycles x; the caller must have cleared what it should not retain.
 func (f *FreeList[X]) Put(x *X) { f.pool.Put(x) }
 
