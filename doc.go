@@ -108,12 +108,13 @@
 // program's report checks each of this advice on the machine it runs on,
 // in its section "The README's advice on this machine" (rows "fan-in",
 // "default mailbox" and "bounded"): go -C bench run . -scenarios
-// mailboxes,actors. Unbounded and Bounded
-// take separate producer and consumer locks, so a producer and a consumer
-// do not contend; Segmented's meet only when the consumer reaches a
-// message still being written, and at the lock that links and recycles
-// segments, once per 256 messages of a backlog; Chan, Fair and Priority
-// have one lock.
+// mailboxes,actors. Unbounded and Bounded take separate producer and
+// consumer locks, so a producer and a consumer do not contend; Segmented's
+// meet only when the consumer reaches a message still being written, and
+// at the lock that links and recycles segments, once per 256 messages of a
+// backlog, and moves a drained first segment back to its start, once per
+// 16 to 32 messages of sparse traffic; Chan, Fair and Priority have one
+// lock.
 // Enqueue and Dequeue are O(1) (Unbounded's amortized) but for Priority's
 // O(log n), n = Len().
 //

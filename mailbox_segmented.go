@@ -9,9 +9,11 @@ import (
 	"github.com/crewlib/crew/internal/queue"
 )
 
-// Segment sizes. A burst into an empty mailbox fills a first segment of
-// firstSlots messages, which the mailbox keeps while it is drained; each
-// segment linked behind it, during a backlog, holds segmentSlots.
+// Segment sizes. A mailbox's first segment holds firstSlots messages; a
+// drained mailbox keeps it, and rebases it once half of it is used, so a
+// burst into an empty mailbox finds at least firstSlots/2+1 of its slots
+// free. Each segment linked behind it, during a backlog, holds
+// segmentSlots.
 const (
 	firstSlots   = 32
 	segmentSlots = 256
@@ -46,7 +48,9 @@ type segment[T any] struct {
 // firstBlock and linkedBlock hold a segment and its slots in one
 // allocation. A linked block's padding keeps the header, which producers
 // read, off the first slots' cache line; a first block, which a drained
-// mailbox keeps, saves the space (a first block of ints takes 464 bytes).
+// mailbox keeps, saves the space (a first block of ints takes 464 bytes),
+// at the cost of producers writing its first slots invalidating the line
+// they read base from.
 type (
 	firstBlock[T any] struct {
 		seg   segment[T]
@@ -105,15 +109,18 @@ func (p *segmentPools[T]) put(seg *segment[T]) {
 // take no lock on the common path and never wait for one another: an
 // Enqueue takes a ticket with one atomic increment, then writes its message
 // into the ticket's slot. Unlike Unbounded it never copies queued messages
-// to grow: a burst into an empty mailbox fills a first segment of 32
-// messages, then links segments of 256, and each used segment goes back to
-// a process-wide pool shared by every Segmented mailbox of the same element
-// type, from which the next burst takes it. Steady traffic, bursty or not,
-// therefore allocates nothing per message. Once a Dequeue has found it
-// empty a mailbox holds at most its first segment, 32 slots, which it keeps
-// for the next messages (so sparse traffic, an idle actor's, takes nothing
-// from the pool); the pooled segments are reused by other mailboxes or
-// reclaimed by the garbage collector.
+// to grow: a burst into an empty mailbox fills the free slots of a first
+// segment of 32 messages (at least 17 of them: a drained first segment is
+// moved back to its start once half of it is used), then links segments of
+// 256, and each used segment goes back to a process-wide pool shared by
+// every Segmented mailbox of the same element type, from which the next
+// burst takes it. Steady traffic, bursty or not, therefore allocates
+// nothing per message. Once a Dequeue has found it empty a mailbox holds at
+// most its first segment, 32 slots, which it keeps for the next messages
+// (so sparse traffic, an idle actor's, takes nothing from the pool) unless
+// a backlog outgrew it: then it holds none, and its next Enqueue takes a
+// first segment from the pool. The pooled segments are reused by other
+// mailboxes or reclaimed by the garbage collector.
 //
 // The ticket is the Enqueue's linearization point: from then on Len counts
 // the message, and messages come out in ticket order, so a message whose
@@ -124,8 +131,10 @@ func (p *segmentPools[T]) put(seg *segment[T]) {
 // Dequeue spins, then yields its processor, until the write, rather than
 // report nothing while Len counts a message. Close waits for such writes
 // too. Linking a segment, once per 256 messages of a backlog and for the
-// first Enqueue into a mailbox that holds none, and recycling one take a
-// mutex of their own.
+// first Enqueue into a mailbox that holds none, recycling one, and moving a
+// drained first segment back to its start, once per 16 to 32 messages of
+// sparse traffic (an Enqueue meanwhile takes that mutex too), take a mutex
+// of their own.
 //
 // Enqueue never fails before Close and never waits for room. Enqueue and
 // Dequeue are O(1). A Segmented is safe for concurrent use. The zero value
@@ -332,7 +341,7 @@ func (s *Segmented[T]) take(d uint64) T {
 func (seg *segment[T]) clear(i uint64) T {
 	var zero T
 	msg := seg.buf[i]
-	seg.buf[i] = zero // ready stays set until the segment is recycled: a write producers need not fetch back
+	seg.buf[i] = zero // ready stays set until the segment is recycled or rebased: a write producers need not fetch back
 	return msg
 }
 
