@@ -385,46 +385,15 @@
 //
 // # Costs
 //
-// The figures here come from the committed run of the bench/ program,
+// The cost columns above and the figures in the README's Performance
+// section come from one committed run of the bench/ program,
 // bench/results/report.md, which measures crew side by side with
-// errgroup, conc, ants, pond, hand-written pools and the floor (a minimal
-// pool around one lock with crew's guarantees of order, bound and
-// context) and checks crew's performance targets. They are one machine's,
-// a 2-core AMD EPYC virtual machine, and ratios, since its speed drifts;
-// they vary with the machine and its load, and the program (go -C bench
-// run .) measures yours. A no-op job through a pool of 8 workers costs
-// 0.90x what it costs through a hand-written pool of goroutines reading
-// one channel of 8 with one submitter, and 1.61x with eight (that pool has
-// no error handling, panic recovery or order guarantee), and 1.32x and
-// 1.24x what it costs through the floor; given the room of a channel of
-// 1024 (WithQueueSize), 1.17x a pool reading that channel. It is 7.5x
-// faster than errgroup with SetLimit with one submitter and 2.8x with
-// eight, and allocates nothing (errgroup 2 allocations per job). With
-// GOMAXPROCS 8 and 16 on those 2 CPUs, as in a container with a CPU
-// quota, it costs 1.07x and 1.10x the channel pool with one submitter,
-// and 0.98-1.69x the floor at every setting of 8, 64 and 1,024 workers
-// and 1 and 8 submitters. Through a batch a job costs 1.39x (one
-// submitter) and 1.22x (eight) what it costs through the pool, allocating
-// nothing; an empty batch, NewBatch and Wait, costs 310 ns and 3
-// allocations (errgroup.WithContext and Wait: 145 ns). With uneven jobs a
-// burst finishes in 1.005x a shared queue's time and a stream at 80% and
-// 90% load sees 1.00x and 1.00x its p99 time in system. A message told to
-// an actor, from Tell to the handler's return, costs 0.52x (one
-// producer), 0.66x (four) and 0.99x (eight) what it costs through a
-// goroutine ranging over a buffered channel of 1024, with no allocation
-// (protoactor-go's actor: 2.0x and 4.0x, one allocation); with a
-// Segmented mailbox 0.44x, 0.64x and 1.00x. Mailbox costs are in the
-// table above; an idle actor adds 415 bytes to its goroutine. A pool made
-// WithFairShare costs 1.52x per no-op job what a first-come-first-served
-// one costs (112 against 74 ns), allocating nothing; beside a tenant with
-// 2,000 jobs queued, a quiet tenant's small requests see a p99 of 1.07x
-// (on a pool whose backlog holds them) to 1.99x (the default bound) their
-// p99 alone, against 69x and 3.1x first come, first served. WithMetrics, measured
-// apart (bench/results/metrics.txt), costs a pool nothing when absent;
-// with a Recorder that does nothing, a no-op job costs 2.5-2.7x (one
-// submitter) and 1.7-2.0x (eight), at GOMAXPROCS 2, 8 and 16, most of it
-// three clock reads of 24 ns each on that machine. Ordered streams
-// (bench/results/ordered/report.md): no-op jobs at the default window cost
-// MapSeq 0.85x and a Stream 1.18x a hand-written reorder pipeline, 3.7x
-// and 2.7x less than conc's stream.
+// errgroup, conc, ants, pond, protoactor-go, hand-written pools and the
+// floor (a minimal pool around one lock with crew's guarantees of order,
+// bound and context), and checks crew's performance targets. They are one
+// machine's, a 2-core AMD EPYC virtual machine, and ratios, since its
+// speed drifts; they vary with the machine and its load, and the program
+// (go -C bench run .) measures yours. A job through a pool or a batch, and
+// a message told to an actor, allocate nothing; an idle actor adds 415
+// bytes to its goroutine.
 package crew
