@@ -82,6 +82,16 @@ type Stream struct {
 	// the room it wants.
 	want    atomic.Int64 // the head at which the Submit that waits wants waking: a quarter of the window free
 	waiting atomic.Bool  // a Submit waits for room in the window
+
+	hooks *streamHooks // tests only: holds a job where two deliverers race (see ended, deliver); nil otherwise
+}
+
+// streamHooks, set by tests only, are called where a job that wants the
+// deliverer's role and a deliverer that halts the stream race, so that a
+// test can hold each there in turn.
+type streamHooks struct {
+	claiming func() // a job found the next callback ready, and tries for the role
+	halting  func() // a callback failed: its deliverer halts the stream
 }
 
 // A streamSlot holds one task of a Stream, then its callback.

@@ -44,7 +44,13 @@ func (s *Stream) ended(seq int64, cb func() error, err error) error {
 	slot := &s.slots[seq%int64(len(s.slots))]
 	slot.cb = cb
 	slot.ended.Store(true)
-	for s.ready() && s.delivering.CompareAndSwap(false, true) {
+	for s.ready() {
+		if s.hooks != nil {
+			s.hooks.claiming()
+		}
+		if !s.delivering.CompareAndSwap(false, true) {
+			break // the holder of the role runs it, or looks again once it gives the role up
+		}
 		err = s.deliver()
 		s.delivering.Store(false)
 		if err != nil {
@@ -67,6 +73,13 @@ func (s *Stream) ready() bool {
 // a halted stream wakes none: the failure's cancellation does, and Submit
 // refuses the task.
 func (s *Stream) deliver() (err error) {
+	if s.halted.Load() {
+		// A callback failed after this job found the next one ready
+		// (ready reads halted before it takes the role, and a failing
+		// deliverer halts the stream before it gives the role up): none
+		// runs after it.
+		return nil
+	}
 	head := s.head.Load()
 	for {
 		slot := &s.slots[head%int64(len(s.slots))]
@@ -82,7 +95,10 @@ func (s *Stream) deliver() (err error) {
 		head++
 		s.head.Store(head) // after the slot is emptied: Submit fills it again once it loads this
 		if err != nil {
-			s.halted.Store(true)
+			if s.hooks != nil {
+				s.hooks.halting()
+			}
+			s.halted.Store(true) // before the role is given up: the next holder finds it
 			return err
 		}
 	}

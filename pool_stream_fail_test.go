@@ -1,0 +1,62 @@
+package crew_test
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/crewlib/crew"
+)
+
+// How a Stream reports a failure: no callback after the one that failed,
+// and no task refused without an error from Wait.
+
+// A job that found the next callback ready just as the deliverer's
+// callback failed must not run it: the test holds the failing deliverer
+// between moving past its callback and halting the stream, lets the next
+// task end, holds that task's job as it tries for the deliverer's role,
+// then lets the deliverer halt and give the role up before the job takes
+// it.
+func TestAStreamsCallbackAfterOneThatFailedNeverRunsWhateverTheInterleaving(t *testing.T) {
+	boom := errors.New("boom")
+	s := crew.NewStream(t.Context(), 2)
+	var armed atomic.Bool
+	atHalting, goHalting := make(chan struct{}), make(chan struct{})
+	atClaiming, goClaiming := make(chan struct{}), make(chan struct{})
+	crew.HoldStreamDeliverers(s, func() { // claiming
+		if armed.CompareAndSwap(true, false) { // task 1's job, once callback 0 failed
+			close(atClaiming)
+			<-goClaiming
+		}
+	}, func() { // halting
+		armed.Store(true)
+		close(atHalting)
+		<-goHalting
+	})
+
+	var ran1 atomic.Bool
+	failed := make(chan context.Context, 1)
+	end1 := make(chan struct{})
+	require.NoError(t, s.Submit(t.Context(), func(ctx context.Context) (func() error, error) {
+		failed <- ctx
+		return func() error { return boom }, nil
+	}))
+	require.NoError(t, s.Submit(t.Context(), func(context.Context) (func() error, error) {
+		<-end1
+		return func() error { ran1.Store(true); return nil }, nil
+	}))
+
+	<-atHalting // callback 0 failed; its deliverer has not halted the stream yet
+	close(end1)
+	<-atClaiming // task 1 ended, and its job found callback 1 ready
+	close(goHalting)
+	<-(<-failed).Done() // the deliverer halted and gave the role up: its job failed, and canceled the stream
+	close(goClaiming)
+
+	assert.ErrorIs(t, s.Wait(), boom)
+	assert.False(t, ran1.Load(), "callback 1 ran after callback 0 failed")
+}
