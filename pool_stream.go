@@ -55,6 +55,7 @@ type Stream struct {
 	ctx     context.Context                  // the tasks' context: the pool's, or the batch's
 	caller  context.Context                  // what the tasks' context derives from
 	noPanic bool                             // WithoutPanicRecovery on the stream's pool: panics are not recovered
+	refused atomic.Pointer[error]            // why Submit refused a task once the stream was over (see refusal), for Wait
 
 	// The turn to submit: a Submit that finds it taken counts itself in
 	// turnWaiters, then tries again; one that gives the turn back loads
@@ -279,19 +280,36 @@ func (s *Stream) roomFor(ctx context.Context) error {
 }
 
 // refusal is what Submit returns when it refuses a task: err, or the cause
-// of the stream's context if err only echoes its end.
+// of the stream's context if err only echoes its end. A task refused
+// because the stream is over (its context ended, its pool closed or lost
+// its workers), not only because Submit's own ctx ended or the stream's
+// Wait began, is lost to the stream: it keeps the reason, for Wait.
 func (s *Stream) refusal(ctx context.Context, err error) error {
 	switch {
 	case s.own && errors.Is(err, ErrPoolClosed):
 		return ErrBatchClosed // its pool closes only as its Wait ends
-	case errors.Is(err, ErrPoolClosed) || errors.Is(err, ErrBatchClosed):
+	case errors.Is(err, ErrBatchClosed):
 		return err
-	case ctx.Err() != nil:
-		return ctx.Err()
+	case errors.Is(err, ErrPoolClosed):
+		s.lost(err)
+		return err
 	case s.ctx.Err() != nil:
+		s.lost(context.Cause(s.ctx))
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return context.Cause(s.ctx)
+	case ctx.Err() != nil:
+		return ctx.Err() // the stream goes on: the caller gave up this task
 	}
+	s.lost(err) // its workers died
 	return err
+}
+
+// lost keeps err as why the stream refused a task, unless it kept one
+// already.
+func (s *Stream) lost(err error) {
+	s.refused.CompareAndSwap(nil, &err)
 }
 
 // Wait closes the stream to new tasks, waits until every task it accepted
@@ -300,8 +318,14 @@ func (s *Stream) refusal(ctx context.Context, err error) error {
 // stream's batch's Wait does (see Batch.Wait); for a stream of NewStream,
 // it then stops its pool's workers. If ctx ended first, it returns
 // context.Cause(ctx), also when a task returned ctx's own error because
-// ctx ended. Wait may be called more than once, from any goroutine but
-// the stream's tasks and callbacks; every call returns the same.
+// ctx ended. If no task failed but Submit refused a task because the
+// stream was over (its context ended, its pool closed, or its workers
+// died), Wait returns why, as Map does: a loop that stops at Submit's
+// error learns from Wait that tasks were never run. A task refused only
+// because Submit's own ctx ended (the stream goes on) or because Wait
+// had begun is not counted. Wait may be called more than once, from any
+// goroutine but the stream's tasks and callbacks; every call after the
+// stream's last Submit returned returns the same.
 func (s *Stream) Wait() error {
 	if s.submit == nil {
 		s.unmade("Wait")
@@ -310,7 +334,11 @@ func (s *Stream) Wait() error {
 	if s.stop != nil {
 		s.stop(nil) // releases the context the batch's derives from
 	}
-	_, err = results[struct{}](s.caller, nil, err, nil)
+	var refused error
+	if r := s.refused.Load(); r != nil {
+		refused = *r
+	}
+	_, err = results[struct{}](s.caller, nil, err, refused)
 	return err
 }
 

@@ -60,3 +60,63 @@ func TestAStreamsCallbackAfterOneThatFailedNeverRunsWhateverTheInterleaving(t *t
 	assert.ErrorIs(t, s.Wait(), boom)
 	assert.False(t, ran1.Load(), "callback 1 ran after callback 0 failed")
 }
+
+// A loop that stops at Submit's error expects Wait to say why: a task
+// refused because the stream's context ended is a task never run.
+func TestAStreamsWaitReportsATaskRefusedOnceItsContextEnded(t *testing.T) {
+	cause := errors.New("the client went away")
+	forms := map[string]func(context.Context) *crew.Stream{
+		"NewStream": func(ctx context.Context) *crew.Stream { return crew.NewStream(ctx, 2) },
+		"NewStreamBatch": func(ctx context.Context) *crew.Stream {
+			p := crew.NewGroup(2)
+			t.Cleanup(func() { assert.NoError(t, p.Wait()) })
+			return crew.NewStreamBatch(ctx, p)
+		},
+	}
+	for form, newStream := range forms {
+		for _, submitWith := range []string{"another context", "the stream's context"} {
+			t.Run(form+" with "+submitWith, func(t *testing.T) {
+				ctx, cancel := context.WithCancelCause(t.Context())
+				defer cancel(nil)
+				s := newStream(ctx)
+				var ran atomic.Int64
+				done := make(chan struct{}, 3)
+				for range 3 {
+					require.NoError(t, s.Submit(ctx, func(context.Context) (func() error, error) {
+						return func() error { ran.Add(1); done <- struct{}{}; return nil }, nil
+					}))
+				}
+				for range 3 {
+					<-done
+				}
+				cancel(cause)
+
+				sctx := context.Background()
+				want := cause
+				if submitWith == "the stream's context" {
+					sctx, want = ctx, context.Canceled
+				}
+				err := s.Submit(sctx, func(context.Context) (func() error, error) { return nil, nil })
+				assert.ErrorIs(t, err, want, "Submit")
+				assert.ErrorIs(t, s.Wait(), cause, "Wait")
+				assert.Equal(t, int64(3), ran.Load())
+			})
+		}
+	}
+}
+
+// A task refused because Submit's own context ended leaves the stream
+// going: Wait reports no failure.
+func TestAStreamsWaitIgnoresATaskRefusedOnlyBySubmitsOwnContext(t *testing.T) {
+	s := crew.NewStream(t.Context(), 1, crew.WithWindow(1))
+	release := make(chan struct{})
+	require.NoError(t, s.Submit(t.Context(), func(context.Context) (func() error, error) {
+		<-release
+		return nil, nil
+	}))
+	gone, cancel := context.WithCancel(t.Context())
+	cancel()
+	assert.ErrorIs(t, s.Submit(gone, func(context.Context) (func() error, error) { return nil, nil }), context.Canceled)
+	close(release)
+	assert.NoError(t, s.Wait())
+}

@@ -310,7 +310,7 @@ func TestAStreamRefusesTasksOnceWaited(t *testing.T) {
 	sb := crew.NewStreamBatch(t.Context(), p)
 	require.NoError(t, p.Wait())
 	assert.ErrorIs(t, sb.Submit(t.Context(), func(context.Context) (func() error, error) { return nil, nil }), crew.ErrPoolClosed)
-	require.NoError(t, sb.Wait())
+	assert.ErrorIs(t, sb.Wait(), crew.ErrPoolClosed, "a task was refused: Wait says why, as MapBatch does")
 }
 
 func TestAStreamRefusesBadArguments(t *testing.T) {
