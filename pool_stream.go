@@ -233,7 +233,7 @@ func (s *Stream) take(ctx context.Context) error {
 		select {
 		case <-s.turnFree: // the turn was given back: try again (a signal left for a Submit that gave up only costs a try)
 		case <-ctx.Done():
-			return ctx.Err()
+			return s.refusal(ctx, ctx.Err()) // which counts the task lost if the stream's context ended too
 		case <-s.ctx.Done():
 			return s.refusal(ctx, s.ctx.Err())
 		}
@@ -271,7 +271,7 @@ func (s *Stream) roomFor(ctx context.Context) error {
 		select {
 		case <-s.room: // callbacks ran: look again (a signal left by a Submit that gave up only costs a look)
 		case <-ctx.Done():
-			return ctx.Err()
+			return s.refusal(ctx, ctx.Err()) // which counts the task lost if the stream's context ended too
 		case <-s.ctx.Done():
 			return s.refusal(ctx, s.ctx.Err())
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -119,4 +120,29 @@ func TestAStreamsWaitIgnoresATaskRefusedOnlyBySubmitsOwnContext(t *testing.T) {
 	assert.ErrorIs(t, s.Submit(gone, func(context.Context) (func() error, error) { return nil, nil }), context.Canceled)
 	close(release)
 	assert.NoError(t, s.Wait())
+}
+
+// A Submit waiting for room in the window, with the stream's own context,
+// wakes on that context's end and on the stream's at once: whichever it
+// sees, the task is lost, and Wait says why. (Each round is a coin toss
+// for the Submit's select; 20 rounds make it sure.)
+func TestAStreamsWaitReportsATaskRefusedWhileItWaitedForRoom(t *testing.T) {
+	cause := errors.New("the client went away")
+	for range 20 {
+		synctest.Test(t, func(t *testing.T) {
+			ctx, cancel := context.WithCancelCause(t.Context())
+			s := crew.NewStream(ctx, 1, crew.WithWindow(1))
+			release := make(chan struct{})
+			require.NoError(t, s.Submit(ctx, func(context.Context) (func() error, error) { <-release; return nil, nil }))
+			submitted := make(chan error)
+			go func() {
+				submitted <- s.Submit(ctx, func(context.Context) (func() error, error) { return nil, nil })
+			}()
+			synctest.Wait() // the window is full: Submit waits for room
+			cancel(cause)
+			assert.ErrorIs(t, <-submitted, context.Canceled)
+			close(release)
+			assert.ErrorIs(t, s.Wait(), cause)
+		})
+	}
 }
