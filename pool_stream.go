@@ -56,6 +56,7 @@ type Stream struct {
 	caller  context.Context                  // what the tasks' context derives from
 	noPanic bool                             // WithoutPanicRecovery on the stream's pool: panics are not recovered
 	refused atomic.Pointer[error]            // why Submit refused a task once the stream was over (see refusal), for Wait
+	gaveUp  atomic.Bool                      // Submit refused a task as its own ctx ended (see refusal)
 
 	// The turn to submit: a Submit that finds it taken counts itself in
 	// turnWaiters, then tries again; one that gives the turn back loads
@@ -282,8 +283,9 @@ func (s *Stream) roomFor(ctx context.Context) error {
 // refusal is what Submit returns when it refuses a task: err, or the cause
 // of the stream's context if err only echoes its end. A task refused
 // because the stream is over (its context ended, its pool closed or lost
-// its workers), not only because Submit's own ctx ended or the stream's
-// Wait began, is lost to the stream: it keeps the reason, for Wait.
+// its workers) is lost to the stream, which keeps the reason for Wait; one
+// refused because Submit's own ctx ended is too if the stream's ctx has
+// ended by then (see Wait), and one refused because Wait began is not.
 func (s *Stream) refusal(ctx context.Context, err error) error {
 	switch {
 	case s.own && errors.Is(err, ErrPoolClosed):
@@ -300,7 +302,11 @@ func (s *Stream) refusal(ctx context.Context, err error) error {
 		}
 		return context.Cause(s.ctx)
 	case ctx.Err() != nil:
-		return ctx.Err() // the stream goes on: the caller gave up this task
+		// Either the caller gave this task up and the stream goes on, or
+		// ctx is (or derives from) what the stream's context derives from,
+		// whose end has not reached the stream's context yet.
+		s.gaveUp.Store(true)
+		return ctx.Err()
 	}
 	s.lost(err) // its workers died
 	return err
@@ -312,6 +318,21 @@ func (s *Stream) lost(err error) {
 	s.refused.CompareAndSwap(nil, &err)
 }
 
+// lostReason returns why a task was refused and the stream never ran it:
+// a reason lost kept, or, if Submit gave a task up as its ctx ended, the
+// cause of the end of the stream's ctx by now; nil if neither. Wait calls
+// it once every task has ended, so that a cancel seen by a Submit has
+// reached the stream's ctx.
+func (s *Stream) lostReason() error {
+	if r := s.refused.Load(); r != nil {
+		return *r
+	}
+	if s.gaveUp.Load() && s.caller.Err() != nil {
+		return context.Cause(s.caller)
+	}
+	return nil
+}
+
 // Wait closes the stream to new tasks, waits until every task it accepted
 // has ended (run, or been skipped once its context was done) and the
 // callbacks that run have run, and returns the first error, as the
@@ -321,9 +342,10 @@ func (s *Stream) lost(err error) {
 // ctx ended. If no task failed but Submit refused a task because the
 // stream was over (its context ended, its pool closed, or its workers
 // died), Wait returns why, as Map does: a loop that stops at Submit's
-// error learns from Wait that tasks were never run. A task refused only
-// because Submit's own ctx ended (the stream goes on) or because Wait
-// had begun is not counted. Wait may be called more than once, from any
+// error learns from Wait that tasks were never run. A task refused
+// because Submit's own ctx ended counts only if the stream's ctx has
+// ended too by the time Wait returns (else the caller gave that task up,
+// and the stream went on); one refused because Wait had begun does not. Wait may be called more than once, from any
 // goroutine but the stream's tasks and callbacks; every call after the
 // stream's last Submit returned returns the same.
 func (s *Stream) Wait() error {
@@ -334,11 +356,7 @@ func (s *Stream) Wait() error {
 	if s.stop != nil {
 		s.stop(nil) // releases the context the batch's derives from
 	}
-	var refused error
-	if r := s.refused.Load(); r != nil {
-		refused = *r
-	}
-	_, err = results[struct{}](s.caller, nil, err, refused)
+	_, err = results[struct{}](s.caller, nil, err, s.lostReason())
 	return err
 }
 
