@@ -59,7 +59,7 @@ func MapSeq[T, R any](ctx context.Context, workers int, inputs iter.Seq[T], f fu
 		sctx, stop := context.WithCancelCause(ctx)
 		po := o
 		po.parent, po.cancelOnError, po.deadLetters = sctx, true, discard
-		po.queueSize = (window + workers - 1) / workers // the pool holds the window: Submit never waits for room
+		po.queueSize = (window-1)/workers + 1 // the pool holds the window: Submit never waits for room
 		p := newGroup(min(workers, window), &po)
 		r := newSeqRun(ctx, p.ctx, p.ctx, window, f, p.noRecovery, p.Submit, p.Wait)
 		defer r.end(stop)
@@ -125,8 +125,7 @@ type seqSlot[T, R any] struct {
 	out  R
 	err  error
 	done atomic.Bool // f's call on in has ended: out and err are the loop's
-	at   int32       // the slot's index in the window, plus 1: what seqRun.waiting holds while the loop waits for it
-	job  Job         // calls f on in: submitted for each input the slot holds
+	job  Job         // calls f on in: submitted for each input the slot holds, made with the slot
 }
 
 // A seqRun is one range loop over an ordered stream. The loop's goroutine
@@ -142,25 +141,26 @@ type seqRun[T, R any] struct {
 	submit func(context.Context, Job) error // the pool's, or the batch's
 	wait   func() error                     // the pool's, or the batch's Wait
 
-	slots      []seqSlot[T, R]
-	head, tail int   // the inputs taken: slots[head%len] is the oldest not yet yielded
-	waited     bool  // wait returned: every input taken has ended or been skipped
-	waitErr    error // what wait returned
-	over       bool  // the iteration ended: an error was yielded, or yield returned false
+	win        *chain[seqSlot[T, R]]
+	head, tail place[seqSlot[T, R]] // the oldest input taken and not yet yielded, and where the next goes
+	held       int                  // the inputs taken and not yet yielded
+	window     int                  // the most inputs held
+	waited     bool                 // wait returned: every input taken has ended or been skipped
+	waitErr    error                // what wait returned
+	over       bool                 // the iteration ended: an error was yielded, or yield returned false
 	noRecovery bool
 
-	waiting atomic.Int32  // the at of the slot the loop waits for, or 0
-	wake    chan struct{} // wakes the loop once the slot it waits for is done
+	waiting atomic.Pointer[seqSlot[T, R]] // the slot the loop waits for, or nil
+	wake    chan struct{}                 // wakes the loop once the slot it waits for is done
 }
 
 func newSeqRun[T, R any](ctx, jctx, pctx context.Context, window int, f func(context.Context, T) (R, error), noRecovery bool, submit func(context.Context, Job) error, wait func() error) *seqRun[T, R] {
 	r := &seqRun[T, R]{ctx: ctx, jctx: jctx, pctx: pctx, f: f, submit: submit, wait: wait,
-		slots: make([]seqSlot[T, R], window), noRecovery: noRecovery, wake: make(chan struct{}, 1)}
-	for i := range r.slots {
-		s := &r.slots[i]
-		s.at = int32(i + 1)
+		window: window, noRecovery: noRecovery, wake: make(chan struct{}, 1)}
+	r.win, r.tail = newChain(window, func(s *seqSlot[T, R]) {
 		s.job = func(ctx context.Context) error { return r.call(ctx, s) }
-	}
+	})
+	r.head = r.tail
 	return r
 }
 
@@ -197,9 +197,8 @@ func (r *seqRun[T, R]) call(ctx context.Context, s *seqSlot[T, R]) (err error) {
 // stores done before it loads waiting: one of them sees the other's
 // store, so the loop never sleeps on a slot that is done.
 func (r *seqRun[T, R]) finish(s *seqSlot[T, R]) {
-	at := s.at
-	s.done.Store(true) // the loop owns s from here
-	if r.waiting.Load() == at {
+	s.done.Store(true) // the loop owns s from here; finish compares its address only
+	if r.waiting.Load() == s {
 		select {
 		case r.wake <- struct{}{}:
 		default: // a wake is pending already
@@ -218,23 +217,24 @@ func (r *seqRun[T, R]) run(sctx context.Context, inputs iter.Seq[T], yield func(
 			r.fail(yield, r.unrun())
 			return false
 		}
-		s := &r.slots[r.tail%len(r.slots)]
+		s, after := r.win.fill(r.tail)
 		s.in = in
 		if err := r.submit(sctx, s.job); err != nil {
 			r.refuse(yield, err)
 			return false
 		}
-		r.tail++
+		r.tail = after
+		r.held++
 		// Yield what is ready, and wait for room in the window before
 		// reading the next input: the stream holds at most the window.
-		for r.ready() || r.tail-r.head == len(r.slots) {
+		for r.ready() || r.held == r.window {
 			if !r.next(yield) {
 				return false
 			}
 		}
 		return true
 	})
-	for !r.over && r.head < r.tail {
+	for !r.over && r.held > 0 {
 		if !r.next(yield) {
 			return
 		}
@@ -244,7 +244,7 @@ func (r *seqRun[T, R]) run(sctx context.Context, inputs iter.Seq[T], yield func(
 // ready reports whether the oldest result not yet yielded is ready,
 // without waiting.
 func (r *seqRun[T, R]) ready() bool {
-	return r.head < r.tail && r.slots[r.head%len(r.slots)].done.Load()
+	return r.held > 0 && r.win.at(r.head).done.Load()
 }
 
 // next yields the oldest result not yet yielded, once ready, and reports
@@ -252,20 +252,20 @@ func (r *seqRun[T, R]) ready() bool {
 // for the jobs, yields the results ready before the first that is not, and
 // an error in that one's place.
 func (r *seqRun[T, R]) next(yield func(R, error) bool) bool {
-	s := &r.slots[r.head%len(r.slots)]
+	s := r.win.at(r.head)
 	for !s.done.Load() {
-		r.waiting.Store(s.at)
+		r.waiting.Store(s)
 		if s.done.Load() {
-			r.waiting.Store(0)
+			r.waiting.Store(nil)
 			break
 		}
 		select {
 		case <-r.wake: // s is done, or a wake left from an earlier wait: look again
 		case <-r.jctx.Done():
-			r.waiting.Store(0)
+			r.waiting.Store(nil)
 			return r.drain(yield)
 		}
-		r.waiting.Store(0)
+		r.waiting.Store(nil)
 	}
 	return r.yield(s, yield)
 }
@@ -273,12 +273,13 @@ func (r *seqRun[T, R]) next(yield func(R, error) bool) bool {
 // yield yields the result of s, the oldest one not yet yielded, which is
 // done, and reports whether the iteration goes on.
 func (r *seqRun[T, R]) yield(s *seqSlot[T, R], yield func(R, error) bool) bool {
-	r.head++
 	out, err := s.out, s.err
 	var zero T
 	var none R
 	s.in, s.out, s.err = zero, none, nil // the slot holds nothing for the collector once its result is out
 	s.done.Store(false)
+	r.win.pass(&r.head)
+	r.held--
 	if err != nil {
 		r.fail(yield, r.causeOf(err))
 		return false
@@ -298,8 +299,8 @@ func (r *seqRun[T, R]) drain(yield func(R, error) bool) bool {
 	if !r.waited {
 		r.waitErr, r.waited = r.wait(), true
 	}
-	for r.head < r.tail {
-		s := &r.slots[r.head%len(r.slots)]
+	for r.held > 0 {
+		s := r.win.at(r.head)
 		if !s.done.Load() { // skipped
 			r.fail(yield, r.unrun())
 			return false

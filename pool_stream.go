@@ -67,16 +67,20 @@ type Stream struct {
 	next        int64         // the sequence number of the next task accepted
 	room        chan struct{} // signals a Submit waiting for room that callbacks ran
 
-	slots []streamSlot // slots[seq%len] is task seq's, from its Submit to its callback's end
+	window int                // the most tasks held (see WithWindow)
+	win    *chain[streamSlot] // the tasks' slots, from the head to the tail
+	tail   place[streamSlot]  // task next's slot: the Submit with the turn's
 
 	// The callbacks run under the deliverer's role, which one job holds at
 	// a time. A job whose task ended marks its slot ended, then tries for
-	// the role; a job that gives the role up looks at the head's slot
-	// again. So a slot marked while another job held the role is seen, by
-	// that job or by the one that marked it.
-	head       atomic.Int64 // the sequence number of the next callback to run; stored by the role's holder
-	delivering atomic.Bool  // the deliverer's role is held
-	halted     atomic.Bool  // a callback failed (or ended its goroutine): no callback runs after it
+	// the role if its task is the head's; a deliverer stores each new head
+	// before it looks at its slot, and gives the role up, then looks again
+	// at the slot where it stopped. So a slot marked while another job held
+	// the role is seen, by that job or by the one that marked it.
+	head       atomic.Int64      // the sequence number of the next callback to run; stored by the role's holder
+	front      place[streamSlot] // the head's slot: the role's holder's
+	delivering atomic.Bool       // the deliverer's role is held
+	halted     atomic.Bool       // a callback failed (or ended its goroutine): no callback runs after it
 
 	// A Submit that finds the window full stores want, then waiting, then
 	// loads head again; a run of callbacks stores head, then loads waiting,
@@ -102,7 +106,7 @@ type streamSlot struct {
 	seq   int64
 	cb    func() error // the task's callback, once it ended
 	ended atomic.Bool  // the task ended without an error: cb is its, for the deliverer's role to run
-	job   Job          // runs the slot's task: submitted for each task the slot holds
+	job   Job          // runs the slot's task: submitted for each task the slot holds, made with the slot
 }
 
 // NewStream starts a Stream on a pool of workers goroutines of its own,
@@ -122,7 +126,7 @@ func NewStream(ctx context.Context, workers int, opts ...Option) *Stream {
 	window := windowOf(&o, workers)
 	po := o
 	po.parent, po.cancelOnError, po.deadLetters = ctx, true, discard
-	po.queueSize = (window + workers - 1) / workers // the pool holds the window: Submit never waits for room in it
+	po.queueSize = (window-1)/workers + 1 // the pool holds the window: Submit never waits for room in it
 	p := newGroup(min(workers, window), &po)
 	s := newStream(p.ctx, ctx, window, p.noRecovery, p.Submit, p.Wait)
 	s.own = true
@@ -170,12 +174,12 @@ func newStream(jctx, ctx context.Context, window int, noPanic bool, submit func(
 		noPanic:  noPanic,
 		turnFree: make(chan struct{}, 1),
 		room:     make(chan struct{}, 1),
-		slots:    make([]streamSlot, window),
+		window:   window,
 	}
-	for i := range s.slots {
-		slot := &s.slots[i]
+	s.win, s.tail = newChain(window, func(slot *streamSlot) {
 		slot.job = func(ctx context.Context) error { return s.run(ctx, slot) }
-	}
+	})
+	s.front = s.tail
 	return s
 }
 
@@ -212,12 +216,13 @@ func (s *Stream) Submit(ctx context.Context, task StreamTask) error {
 	if err := s.roomFor(ctx); err != nil {
 		return err
 	}
-	slot := &s.slots[s.next%int64(len(s.slots))]
+	slot, after := s.win.fill(s.tail)
 	slot.task, slot.seq = task, s.next
 	if err := s.submit(ctx, slot.job); err != nil {
 		slot.task = nil
 		return s.refusal(ctx, err)
 	}
+	s.tail = after
 	s.next++
 	return nil
 }
@@ -262,10 +267,11 @@ func (s *Stream) giveTurn() {
 // a producer ahead of the workers is woken once per quarter window, not
 // once per task, and then submits that many at once.
 func (s *Stream) roomFor(ctx context.Context) error {
-	for s.next-s.head.Load() >= int64(len(s.slots)) {
-		s.want.Store(s.next - int64(len(s.slots)) + max(1, int64(len(s.slots))/4)) // before waiting: see want
+	window := int64(s.window)
+	for s.next-s.head.Load() >= window {
+		s.want.Store(s.next - window + max(1, window/4)) // before waiting: see want
 		s.waiting.Store(true)
-		if s.next-s.head.Load() < int64(len(s.slots)) {
+		if s.next-s.head.Load() < window {
 			s.waiting.Store(false)
 			return nil
 		}

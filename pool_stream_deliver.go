@@ -21,69 +21,69 @@ func (s *Stream) run(ctx context.Context, slot *streamSlot) (err error) {
 		if !s.noPanic {
 			if v := recover(); v != nil {
 				err = panicked("job", panics.NewRecovered(1, v))
-				s.ended(seq, nil, err)
+				s.ended(slot, seq, nil, err)
 				return
 			}
 		}
-		s.ended(seq, nil, errGoexit) // runtime.Goexit, or a panic on its way to crash the process
+		s.ended(slot, seq, nil, errGoexit) // runtime.Goexit, or a panic on its way to crash the process
 	}()
 	cb, err := task(ctx)
 	returned = true
-	return s.ended(seq, cb, err)
+	return s.ended(slot, seq, cb, err)
 }
 
-// ended records the end of task seq, with its callback or error, then, if
-// every task before it has ended and had its callback run, runs its
-// callback and those of the tasks after it that ended, in order, unless
-// another job is running them. It returns err, or the error of the
-// callback that failed.
-func (s *Stream) ended(seq int64, cb func() error, err error) error {
+// ended records the end of task seq, in slot, with its callback or
+// error, then, if every task before it has ended and had its callback
+// run, runs its callback and those of the tasks after it that ended, in
+// order, unless another job is running them. It returns err, or the error
+// of the callback that failed.
+func (s *Stream) ended(slot *streamSlot, seq int64, cb func() error, err error) error {
 	if err != nil {
 		return err // its slot never ends: no callback runs from seq on
 	}
-	slot := &s.slots[seq%int64(len(s.slots))]
 	slot.cb = cb
 	slot.ended.Store(true)
-	for s.ready() {
+	// The job looks at the head once its slot is marked, and a deliverer
+	// looks at the head's slot once it stored the head: if the job finds
+	// its task is not the head's, the deliverer that makes it so finds
+	// the slot marked.
+	for ready := s.head.Load() == seq; ready; {
 		if s.hooks != nil {
 			s.hooks.claiming()
 		}
 		if !s.delivering.CompareAndSwap(false, true) {
-			break // the holder of the role runs it, or looks again once it gives the role up
+			break // the holder of the role runs it, or finds it marked once it gives the role up
 		}
-		err = s.deliver()
+		stop, err := s.deliver()
 		s.delivering.Store(false)
 		if err != nil {
 			return err
 		}
+		// The job whose slot stopped the run may have found the role
+		// held since: look again, without the role.
+		ready = stop != nil && !s.halted.Load() && stop.ended.Load()
 	}
 	return nil
 }
 
-// ready reports whether the next callback may run: the stream has not
-// halted and that callback's task has ended.
-func (s *Stream) ready() bool {
-	return !s.halted.Load() && s.slots[s.head.Load()%int64(len(s.slots))].ended.Load()
-}
-
 // deliver runs, in the deliverer's role, the callbacks of the tasks that
-// ended in order from the head, and returns the error of the one that
-// failed, which halts the stream. Then it wakes a Submit that waits for
-// the room they made, once per run of callbacks rather than per callback;
-// a halted stream wakes none: the failure's cancellation does, and Submit
-// refuses the task.
-func (s *Stream) deliver() (err error) {
+// ended in order from the head, and returns the slot where it stopped, the
+// head's, or the error of the callback that failed, which halts the
+// stream. Then it wakes a Submit that waits for the room they made, once
+// per run of callbacks rather than per callback; a halted stream wakes
+// none: the failure's cancellation does, and Submit refuses the task.
+func (s *Stream) deliver() (stop *streamSlot, err error) {
 	if s.halted.Load() {
-		// A callback failed after this job found the next one ready
-		// (ready reads halted before it takes the role, and a failing
-		// deliverer halts the stream before it gives the role up): none
-		// runs after it.
-		return nil
+		// A callback failed after this job found its own ready (it
+		// looks before it takes the role, and a failing deliverer halts
+		// the stream before it gives the role up): none runs after it.
+		return nil, nil
 	}
 	head := s.head.Load()
 	for {
-		slot := &s.slots[head%int64(len(s.slots))]
+		slot := s.win.at(s.front)
 		if !slot.ended.Load() {
+			stop = slot
 			break
 		}
 		cb := slot.cb
@@ -92,6 +92,7 @@ func (s *Stream) deliver() (err error) {
 		if cb != nil {
 			err = s.callback(cb)
 		}
+		s.win.pass(&s.front)
 		head++
 		s.head.Store(head) // after the slot is emptied: Submit fills it again once it loads this
 		if err != nil {
@@ -99,7 +100,7 @@ func (s *Stream) deliver() (err error) {
 				s.hooks.halting()
 			}
 			s.halted.Store(true) // before the role is given up: the next holder finds it
-			return err
+			return nil, err
 		}
 	}
 	if s.waiting.Load() && head >= s.want.Load() && s.waiting.Swap(false) {
@@ -108,7 +109,7 @@ func (s *Stream) deliver() (err error) {
 		default: // a signal is pending already
 		}
 	}
-	return nil
+	return stop, nil
 }
 
 // callback runs cb, and returns its error, or its panic as an error. If

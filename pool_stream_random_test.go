@@ -19,7 +19,8 @@ import (
 )
 
 // Randomized checks of the ordered streams (MapSeq, MapSeqBatch, NewStream,
-// NewStreamBatch): streams of 40 to 120 items on 1 to 6 workers, some
+// NewStreamBatch): streams of 40 to 120 items (one in six: 600 to 1,200,
+// with a window of 257 to 756, made in chunks) on 1 to 6 workers, some
 // items sleeping up to 300 µs, with errors, panics and runtime.Goexit in
 // tasks and callbacks, cancels and breaks, each drawn from a seed that
 // the log prints. Each trial checks that results come in input order, as
@@ -78,6 +79,10 @@ var errCanceled = errors.New("canceled by an item")
 
 func newPlan(rng *rand.Rand, stream bool) plan {
 	n := 40 + rng.IntN(81)
+	long := rng.IntN(6) == 0 // a window made in chunks (see WithWindow), and enough items to cross them
+	if long {
+		n = 600 + rng.IntN(601)
+	}
 	pl := plan{fates: make([]fate, n), naps: make([]time.Duration, n), workers: 1 + rng.IntN(6), bySelf: rng.IntN(2) == 0}
 	for i := range pl.fates {
 		if rng.IntN(4) == 0 {
@@ -94,7 +99,10 @@ func newPlan(rng *rand.Rand, stream bool) plan {
 	if rng.IntN(5) == 0 {
 		pl.fates[rng.IntN(n)] = cancels
 	}
-	if rng.IntN(2) == 0 {
+	switch {
+	case long:
+		pl.windows, pl.window = true, 257+rng.IntN(500)
+	case rng.IntN(2) == 0:
 		pl.windows, pl.window = true, 1+rng.IntN(20)
 	}
 	if !stream && rng.IntN(4) == 0 {
