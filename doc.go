@@ -163,11 +163,12 @@
 // never reach the handler (refused by a full mailbox, evicted, told to a
 // stopped actor or router, left queued when it stopped) is a DeadLetter:
 // counted (Ref.DeadLetters; Router.DeadLetters adds up a router's own and
-// its routees') and sent to WithDeadLetters, or else logged
-// sparingly. So every message told is handled, or refused with an error
-// that says why and recorded as a dead letter, or, when a router has no
-// routee left (ErrNoRoutee), handed back to the caller by that error: none
-// is lost, none handled twice.
+// its routees') and sent to WithDeadLetters, or else logged sparingly,
+// each actor's 1st, 2nd, 4th, 8th... with that count. So every message
+// told is handled, or refused with an error that says why and recorded as
+// a dead letter, or, when a router has no routee left (ErrNoRoutee),
+// handed back to the caller by that error: none is lost, none handled
+// twice.
 //
 // # Choosing a router
 //

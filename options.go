@@ -165,8 +165,10 @@ func WithMailbox[T any](newMailbox func() Mailbox[T]) Option {
 // runs on the goroutine that gave up on the message (a sender or the actor),
 // possibly on several at once; it must not block for long or panic. Dead
 // letters are always counted (Ref.DeadLetters); without this option they are
-// also logged through log/slog, sparingly: the 1st, 2nd, 4th, 8th... of the
-// process.
+// also logged through log/slog, sparingly: each actor, keyed router (its
+// own dead letters) and pool (its batches' included) logs its own 1st,
+// 2nd, 4th, 8th... with that count, so that a storm in one hides no
+// other's first.
 func WithDeadLetters(sink func(DeadLetter)) Option {
 	if sink == nil {
 		panic("crew: WithDeadLetters: nil sink")
@@ -180,7 +182,8 @@ func WithDeadLetters(sink func(DeadLetter)) Option {
 //
 // For an actor or a router's routees, onError runs on the actor's
 // goroutine, and the actor goes on with its next message; without this
-// option, errors are logged through log/slog, sparingly.
+// option, errors are logged through log/slog, sparingly: the 1st, 2nd,
+// 4th, 8th... of each actor, with that number and the actor's name.
 //
 // For a pool (NewPool, NewGroup, WithContext, Map), onError receives every
 // non-nil error a job returns, its batch's jobs included, each recovered
@@ -225,8 +228,11 @@ func (d DeadLetter) String() string {
 	return fmt.Sprintf("dead letter to %q: %v (message %v)", d.Target, d.Reason, d.Message)
 }
 
-// sparse decides which of a series of events to log: the 1st, 2nd, 4th, 8th
-// and so on, so a storm of them costs a few log lines, not one per event.
+// A sparse counts one source's events of one kind (an actor's dead
+// letters, say) and decides which of them the default sink or error
+// handler logs: the 1st, 2nd, 4th, 8th and so on, so that a storm costs a
+// few log lines, not one per event. Each source keeps its own, so that
+// its first event is logged, as number 1, whatever the others did.
 type sparse struct{ n atomic.Uint64 }
 
 // next counts an event and reports whether to log it, and its number.
@@ -235,22 +241,24 @@ func (s *sparse) next() (uint64, bool) {
 	return n, bits.OnesCount64(n) == 1
 }
 
-var (
-	deadLetterLog sparse
-	errorLog      sparse
-)
-
-// logDeadLetter is the sink used without WithDeadLetters.
-func logDeadLetter(d DeadLetter) {
-	if n, ok := deadLetterLog.next(); ok {
+// sendDeadLetter sends d to sink (WithDeadLetters), or, if sink is nil,
+// logs it sparingly as one of the dead letters of the source that s
+// counts.
+func sendDeadLetter(sink func(DeadLetter), s *sparse, d DeadLetter) {
+	if sink != nil {
+		sink(d)
+		return
+	}
+	if n, ok := s.next(); ok {
 		slog.Warn("crew: dead letter", "target", d.Target, "reason", d.Reason, "count", n)
 	}
 }
 
-// logError is the error handler used without WithErrorHandler.
-func logError(err error) {
-	if n, ok := errorLog.next(); ok {
-		slog.Error("crew: handler failed", "err", err, "count", n)
+// logError is the error handler used without WithErrorHandler: err is one
+// of the errors of actor, which s counts.
+func logError(s *sparse, actor string, err error) {
+	if n, ok := s.next(); ok {
+		slog.Error("crew: handler failed", "actor", actor, "err", err, "count", n)
 	}
 }
 

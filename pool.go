@@ -78,7 +78,7 @@ type Pool[T any] struct {
 	cancel        context.CancelCauseFunc
 	cancelOnError bool
 	watch         bool             // ctx's parent can end: Submits and workers read ctx (see seesStop)
-	sink          func(DeadLetter) // the user's dead-letter sink, or nil
+	sink          func(DeadLetter) // the user's dead-letter sink, or nil: logged
 	onError       func(error)      // WithErrorHandler, or nil
 	noRecovery    bool             // WithoutPanicRecovery: a job's panic is not recovered
 	noWorker      error            // what a Submit gets once every worker has died: it names the pool and matches ErrNoRoutee
@@ -93,6 +93,7 @@ type Pool[T any] struct {
 	submits                  atomic.Int64 // WithMetrics: Submits under way; and closing once Wait stopped every worker (see closeMetrics)
 
 	errs       errorSet                     // the jobs' errors
+	deadLog    sparse                       // the dead letters logged without a sink, its batches' included (see sendDeadLetter)
 	goroutines sync.WaitGroup               // the workers' goroutines
 	workers    atomic.Pointer[[]*worker[T]] // the workers but the retired ones, in order, as the scheduler has them
 	resizing   sync.Mutex                   // serializes Resize, and Wait's stop of the workers

@@ -49,7 +49,7 @@ type Batch[T any] struct {
 	rec    sched.Batch[T, *Batch[T]] // the scheduler's record of the batch, guarded by its lock
 	jobCtx jobContext                // the batch's context, marked as the batch's for its jobs (see Pool.own)
 	cancel context.CancelCauseFunc
-	sink   func(DeadLetter) // the batch's dead-letter sink, else the pool's, or nil
+	sink   func(DeadLetter) // the batch's dead-letter sink, else the pool's, or nil: logged as the pool's
 	tenant string           // its tenant, in a pool WithFairShare
 	limit  int              // WithLimit, or 0
 

@@ -54,12 +54,7 @@ func (p *Pool[T]) deadLetters(lost []sched.Grant[T, *Batch[T]], target string, r
 		if b := lost[i].Batch(); b != nil {
 			sink = b.sink
 		}
-		d := DeadLetter{Message: lost[i].Job(), Target: target, Reason: reason}
-		if sink != nil {
-			sink(d)
-		} else {
-			logDeadLetter(d)
-		}
+		sendDeadLetter(sink, &p.deadLog, DeadLetter{Message: lost[i].Job(), Target: target, Reason: reason})
 	}
 }
 

@@ -32,11 +32,13 @@ type Ref[T any] struct {
 	name    string
 	mb      Mailbox[T]
 	handle  func(context.Context, T) error
-	sink    func(DeadLetter)
-	onError func(error)
-	crash   bool     // WithoutPanicRecovery: a handler's panic is not recovered
-	rec     Recorder // WithMetrics: the actor's, or its router's; or nil
-	ownRec  bool     // rec is the actor's own: it closes it as it ends
+	sink    func(DeadLetter) // WithDeadLetters, or nil: logged (see sendDeadLetter)
+	onError func(error)      // WithErrorHandler, or nil: logError
+	deadLog sparse           // the dead letters logged without a sink
+	errLog  sparse           // the errors logged without an error handler
+	crash   bool             // WithoutPanicRecovery: a handler's panic is not recovered
+	rec     Recorder         // WithMetrics: the actor's, or its router's; or nil
+	ownRec  bool             // rec is the actor's own: it closes it as it ends
 
 	signal   chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
 	done     chan struct{} // closed by the second of shutdown and the goroutine's exit
@@ -137,9 +139,6 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 		crash:   o.noRecovery,
 		signal:  make(chan struct{}, 1),
 		done:    make(chan struct{}),
-	}
-	if r.sink == nil {
-		r.sink = logDeadLetter
 	}
 	switch f := o.newMailbox.(type) {
 	case nil:
@@ -246,7 +245,7 @@ func (r *Ref[T]) deadLetter(msg T, reason error) {
 	if r.rec != nil {
 		r.rec.Add(EventDropped, 1)
 	}
-	r.sink(DeadLetter{Message: msg, Target: r.name, Reason: reason})
+	sendDeadLetter(r.sink, &r.deadLog, DeadLetter{Message: msg, Target: r.name, Reason: reason})
 }
 
 // Len reports the number of messages queued in the actor's mailbox, not

@@ -106,7 +106,7 @@ func (r *Ref[T]) report(err error) {
 	if r.onError != nil {
 		r.onError(err)
 	} else {
-		logError(err)
+		logError(&r.errLog, r.name, err)
 	}
 }
 

@@ -103,11 +103,7 @@ func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context,
 	var rk *routerKeys[T]
 	if o.keyed != nil {
 		rk = newRouterKeys[T](n, &o)
-		if rec != nil { // the messages a keyed router holds behind their keys and refuses
-			rk.rec = rec
-			sink := rk.sink
-			rk.sink = func(d DeadLetter) { rec.Add(EventDropped, 1); sink(d) }
-		}
+		rk.rec = rec // counts the messages it holds behind their keys and refuses
 	}
 	// Make every mailbox before any routee starts, so that a factory that
 	// fails (panics, or returns nil) leaves no routee running.

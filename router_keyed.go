@@ -43,13 +43,14 @@ type routerKeys[T any] struct {
 	upFn func(int) bool // up, made once: a method value passed to Place would be made, on the heap, at each call
 
 	refs     []*Ref[T]
-	boxes    []*routeeBox[T] // the routees' mailboxes
-	picker   *Picker         // the router's
-	leftover *Picker         // the router's strategy over the routees that take its messages (see up), for a draining router
-	sink     func(DeadLetter)
-	dead     atomic.Int64 // the router's own dead letters (see deadLetter)
-	name     string       // the router's, for its dead letters
-	rec      Recorder     // WithMetrics: the router's, or nil
+	boxes    []*routeeBox[T]  // the routees' mailboxes
+	picker   *Picker          // the router's
+	leftover *Picker          // the router's strategy over the routees that take its messages (see up), for a draining router
+	sink     func(DeadLetter) // WithDeadLetters, or nil: logged
+	deadLog  sparse           // the dead letters logged without a sink (see sendDeadLetter)
+	dead     atomic.Int64     // the router's own dead letters (see deadLetter)
+	name     string           // the router's, for its dead letters
+	rec      Recorder         // WithMetrics: the router's, or nil
 }
 
 func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
@@ -65,9 +66,6 @@ func newRouterKeys[T any](n int, o *options) *routerKeys[T] {
 	rk.boxes = make([]*routeeBox[T], n)
 	rk.left = make([]bool, n)
 	rk.upFn = rk.up
-	if rk.sink == nil {
-		rk.sink = logDeadLetter
-	}
 	return rk
 }
 
@@ -139,7 +137,10 @@ func (rk *routerKeys[T]) stop() {
 // delivers it to the sink.
 func (rk *routerKeys[T]) deadLetter(msg T, reason error) {
 	rk.dead.Add(1)
-	rk.sink(DeadLetter{Message: msg, Target: rk.name, Reason: reason})
+	if rk.rec != nil {
+		rk.rec.Add(EventDropped, 1)
+	}
+	sendDeadLetter(rk.sink, &rk.deadLog, DeadLetter{Message: msg, Target: rk.name, Reason: reason})
 }
 
 // tell sends msg on, or holds it behind its key. A routee that refused it
