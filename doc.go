@@ -307,13 +307,15 @@
 // calls) while the CPUs have room; where every job also waits for a CPU
 // (jobs that compute, a machine busy with other work) the default bound
 // gains nothing from it (the benchmark report's advice "fair share"
-// checks this on your machine). WithErrorHandler reports a
-// long-lived pool's failures as they happen, not only at its Wait;
-// WithoutPanicRecovery lets a job's panic crash the process instead of
-// failing the job. Resize changes a running pool's
-// workers, and Shutdown closes it with a deadline, as http.Server's does:
-// once the deadline passes it cancels the jobs and returns, and Wait waits
-// for those that still run.
+// checks this on your machine). A pool without WithFairShare takes
+// WithTenant and WithWeight too, and stays first come, first served: the
+// tenant only labels its jobs' run times in the metrics. WithErrorHandler
+// reports a long-lived pool's failures as they happen, not only at its
+// Wait; WithoutPanicRecovery lets a job's panic crash the process instead
+// of failing the job. Resize changes a running pool's workers, and
+// Shutdown closes it with a deadline, as http.Server's does: once the
+// deadline passes it cancels the jobs and returns, and Wait waits for
+// those that still run.
 // Batches take a pool with the default backlog (not WithMailbox, WithKey or
 // WithConsistentHash). Map and MapBatch return results in input order.
 //
@@ -372,9 +374,9 @@
 // (OpenTelemetry instruments) implement it, and so can a few lines of
 // yours (see ExampleWithMetrics). A pool reports its jobs submitted,
 // completed, failed, panicked, skipped and dropped; each job's queue wait,
-// from its acceptance to its start, and its run time; for a fair pool,
-// each tenant's run time; and its backlog, running jobs, workers and
-// blocked Submits, read when the metrics are read. An actor or a router
+// from its acceptance to its start, and its run time; each tenant's run
+// time (WithTenant); and its backlog, running jobs, workers and blocked
+// Submits, read when the metrics are read. An actor or a router
 // reports its messages told, handled and failed, its dead letters, and
 // its mailbox depth. Name what you measure (WithName): default names
 // change from run to run.

@@ -47,10 +47,10 @@ type Recorder interface {
 	// Add counts n (at least 1) more events of kind e.
 	Add(e Event, n int)
 
-	// Observe records one duration of kind t. For a RunTime of a pool
-	// WithFairShare, tenant is the job's batch's tenant (WithTenant), ""
-	// for the pool's own jobs and for the batches without one; it is ""
-	// for everything else.
+	// Observe records one duration of kind t. For a RunTime, tenant is
+	// the job's batch's tenant (WithTenant), in a pool WithFairShare or
+	// not; "" for the pool's own jobs and for the batches without one. It
+	// is "" for everything else.
 	Observe(t Timing, d time.Duration, tenant string)
 
 	// Close says that the source has ended: a pool's Wait has seen every

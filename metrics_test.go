@@ -210,33 +210,40 @@ func TestAPoolsQueueWaitRunsFromAcceptanceAndRunTimeIsTheJobs(t *testing.T) {
 	})
 }
 
-func TestAFairPoolsMetricsGiveEachTenantsRunTime(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		m := &metered{}
-		p := crew.NewGroup(2, crew.WithFairShare(), crew.WithMetrics(m))
-		src := m.only(t)
-		ctx := context.Background()
-		sleep := func(d time.Duration) crew.Job {
-			return func(context.Context) error { time.Sleep(d); return nil }
-		}
-		for _, tenant := range []string{"a", "b", "a"} {
-			b, bctx := p.NewBatch(ctx, crew.WithTenant(tenant))
-			for range 3 {
-				require.NoError(t, b.Submit(bctx, sleep(time.Millisecond)))
-			}
-			require.NoError(t, b.Wait())
-		}
-		anon, actx := p.NewBatch(ctx)
-		require.NoError(t, anon.Submit(actx, sleep(time.Millisecond)))
-		require.NoError(t, anon.Wait())
-		require.NoError(t, p.Submit(ctx, sleep(2*time.Millisecond)))
-		require.NoError(t, p.Wait())
+func TestAPoolsMetricsGiveEachTenantsRunTime(t *testing.T) {
+	for name, opts := range map[string][]crew.Option{
+		"a pool WithFairShare":            {crew.WithFairShare()},
+		"a first come, first served pool": nil,
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := &metered{}
+				p := crew.NewGroup(2, append(opts, crew.WithMetrics(m))...)
+				src := m.only(t)
+				ctx := context.Background()
+				sleep := func(d time.Duration) crew.Job {
+					return func(context.Context) error { time.Sleep(d); return nil }
+				}
+				for _, tenant := range []string{"a", "b", "a"} {
+					b, bctx := p.NewBatch(ctx, crew.WithTenant(tenant), crew.WithWeight(3))
+					for range 3 {
+						require.NoError(t, b.Submit(bctx, sleep(time.Millisecond)))
+					}
+					require.NoError(t, b.Wait())
+				}
+				anon, actx := p.NewBatch(ctx)
+				require.NoError(t, anon.Submit(actx, sleep(time.Millisecond)))
+				require.NoError(t, anon.Wait())
+				require.NoError(t, p.Submit(ctx, sleep(2*time.Millisecond)))
+				require.NoError(t, p.Wait())
 
-		src.mu.Lock()
-		defer src.mu.Unlock()
-		assert.Equal(t, map[string]time.Duration{"a": 6 * time.Millisecond, "b": 3 * time.Millisecond, "": 3 * time.Millisecond}, src.tenants,
-			"per tenant, never per batch; the pool's own jobs and the batches without a tenant under \"\"")
-	})
+				src.mu.Lock()
+				defer src.mu.Unlock()
+				assert.Equal(t, map[string]time.Duration{"a": 6 * time.Millisecond, "b": 3 * time.Millisecond, "": 3 * time.Millisecond}, src.tenants,
+					"per tenant, never per batch; the pool's own jobs and the batches without a tenant under \"\"")
+			})
+		})
+	}
 }
 
 func TestAPoolsMetricsCountSkippedAndDroppedJobs(t *testing.T) {

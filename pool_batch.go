@@ -50,7 +50,7 @@ type Batch[T any] struct {
 	jobCtx jobContext                // the batch's context, marked as the batch's for its jobs (see Pool.own)
 	cancel context.CancelCauseFunc
 	sink   func(DeadLetter) // the batch's dead-letter sink, else the pool's, or nil: logged as the pool's
-	tenant string           // its tenant, in a pool WithFairShare
+	tenant string           // WithTenant: its share in a pool WithFairShare, in any pool the label of its jobs' run times
 	limit  int              // WithLimit, or 0
 
 	inline atomic.Int64 // jobs its jobs ran inline
@@ -71,13 +71,14 @@ func (b *Batch[T]) unmade(method string) {
 //
 // Options: WithLimit (at most n of the batch's jobs run at once),
 // WithAllErrors (Wait returns every error, joined), WithDeadLetters (the
-// sink of the batch's skipped jobs; by default the pool's), and on a pool
-// WithFairShare, WithTenant and WithWeight (the batch's share of the
-// workers; NewBatch panics if they are given to a batch of another pool). NewBatch panics
-// if ctx is nil, an option does not apply to a batch, or p has a backlog of
-// its own or keys (WithMailbox, WithKey, WithConsistentHash), which batches
-// do not support. After p's Wait (or Shutdown) began, the batch's Submit
-// returns ErrPoolClosed.
+// sink of the batch's skipped jobs; by default the pool's), WithTenant and
+// WithWeight (on a pool WithFairShare, the batch's share of the workers;
+// on another, which stays first come, first served, the tenant labels
+// the run times of the batch's jobs in the pool's metrics, and the weight
+// does nothing). NewBatch panics if ctx is nil, an option does not apply
+// to a batch, or p has a backlog of its own or keys (WithMailbox, WithKey,
+// WithConsistentHash), which batches do not support. After p's Wait (or
+// Shutdown) began, the batch's Submit returns ErrPoolClosed.
 func (p *Pool[T]) NewBatch(ctx context.Context, opts ...Option) (*Batch[T], context.Context) {
 	return p.newBatch("NewBatch", ctx, opts)
 }
@@ -94,7 +95,7 @@ func (p *Pool[T]) newBatch(fn string, ctx context.Context, opts []Option) (*Batc
 		o = collect(opts)
 		o.only(fn, batchOpts)
 	}
-	return p.openBatch(fn, ctx, &o)
+	return p.openBatch(ctx, &o)
 }
 
 // takesBatches panics, naming fn, unless p takes batches.
@@ -108,14 +109,10 @@ func (p *Pool[T]) takesBatches(fn string) {
 }
 
 // openBatch is newBatch once p, ctx and the options are checked.
-func (p *Pool[T]) openBatch(fn string, ctx context.Context, o *options) (*Batch[T], context.Context) {
-	p.checkShare(fn, o)
-	b := &Batch[T]{pool: p, sink: o.deadLetters, errs: errorSet{all: o.allErrors}, limit: o.limit}
+func (p *Pool[T]) openBatch(ctx context.Context, o *options) (*Batch[T], context.Context) {
+	b := &Batch[T]{pool: p, sink: o.deadLetters, errs: errorSet{all: o.allErrors}, tenant: o.tenant, limit: o.limit}
 	if b.sink == nil {
 		b.sink = p.sink
-	}
-	if p.s.Fair() {
-		b.tenant = o.tenant
 	}
 	var bctx context.Context
 	bctx, b.cancel = context.WithCancelCause(ctx)
@@ -124,12 +121,14 @@ func (p *Pool[T]) openBatch(fn string, ctx context.Context, o *options) (*Batch[
 	return b, bctx
 }
 
-// checkShare panics, naming fn, if o gives a share to a batch of p but p
-// shares nothing.
-func (p *Pool[T]) checkShare(fn string, o *options) {
-	if o.set&(optTenant|optWeight) != 0 && !p.s.Fair() {
-		panic("crew: " + fn + ": WithTenant and WithWeight need a pool made WithFairShare")
+// tenantLabel returns the tenant that labels the run times of the batch's
+// jobs (see Recorder.Observe): its WithTenant, else "", as for the pool's
+// own jobs (b nil).
+func (b *Batch[T]) tenantLabel() string {
+	if b == nil {
+		return ""
 	}
+	return b.tenant
 }
 
 // entry returns the batch's record in its pool's scheduler, or nil for no

@@ -87,15 +87,22 @@ func WithFairWindow(d time.Duration) Option {
 	return func(o *options) { o.set |= optFairWindow; o.fairWindow = d }
 }
 
-// WithTenant puts a batch (Pool.NewBatch, MapBatch) of a pool WithFairShare
-// in the share of tenant key: the batches of one tenant share its part of
-// the workers, as one. A tenant's share lasts while one of its batches has
-// not been waited for, and with a fair window (WithFairWindow) a while
-// after, so that the pool tells a tenant that sends requests back to back
-// from a quiet one: the pool remembers the 1,024 tenants with no batch
-// that had one last. So memory grows with the tenants active at once,
-// plus those, not with every tenant ever seen. Without it, or with an empty
-// key, a batch is a share of its own.
+// WithTenant puts a batch (Pool.NewBatch, MapBatch, MapSeqBatch,
+// NewStreamBatch) of a pool WithFairShare in the share of tenant key: the
+// batches of one tenant share its part of the workers, as one. A tenant's
+// share lasts while one of its batches has not been waited for, and with a
+// fair window (WithFairWindow) a while after, so that the pool tells a
+// tenant that sends requests back to back from a quiet one: the pool
+// remembers the 1,024 tenants with no batch that had one last. So memory
+// grows with the tenants active at once, plus those, not with every tenant
+// ever seen. Without it, or with an empty key, a batch is a share of its
+// own.
+//
+// In any pool, the tenant labels the run times of the batch's jobs that
+// the pool reports (WithMetrics: see Recorder.Observe). A pool without
+// WithFairShare takes it too, and keeps first come, first served: the
+// tenant is then that label alone, so that a server can turn fair shares
+// off, to compare, and keep its metrics.
 func WithTenant(key string) Option {
 	return func(o *options) { o.set |= optTenant; o.tenant = key }
 }
@@ -104,7 +111,9 @@ func WithTenant(key string) Option {
 // among backlogged shares, each receives worker time in proportion to its
 // weight (1 by default). For a batch made WithTenant, it sets its tenant's
 // share's weight: the weight of the tenant's latest batch applies, 1 if
-// it was given none. It panics if w is less than 1.
+// it was given none. A pool without WithFairShare takes it and ignores
+// it: its batches share the workers first come, first served. It panics
+// if w is less than 1.
 func WithWeight(w int) Option {
 	if w < 1 {
 		panic("crew: WithWeight: w must be at least 1, got " + strconv.Itoa(w))

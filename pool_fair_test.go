@@ -287,8 +287,6 @@ func TestFairShareMisusePanics(t *testing.T) {
 	defer fifo.Wait()
 	for name, f := range map[string]func(){
 		"WithWeight(0)": func() { crew.WithWeight(0) },
-		"WithTenant on a batch of a pool without WithFairShare": func() { fifo.NewBatch(ctx, crew.WithTenant("t")) },
-		"WithWeight on a batch of a pool without WithFairShare": func() { fifo.NewBatch(ctx, crew.WithWeight(2)) },
 		"WithFairShare with WithKey": func() {
 			crew.NewPool(1, nop[int], crew.WithFairShare(), crew.WithKey(func(v int) int { return v }))
 		},

@@ -79,9 +79,9 @@ func results[R any](ctx context.Context, out []R, err, refused error) ([]R, erro
 // begun), an error that errors.Is matches with ErrPoolClosed. Beside an
 // error, the results are len(inputs) long, as Map's are: the results of
 // the calls that returned nil, and R's zero value elsewhere. opts are the
-// batch's (WithLimit, WithAllErrors, WithDeadLetters, and on a pool
-// WithFairShare, WithTenant and WithWeight). It panics if ctx, p or f is
-// nil, or if p takes no batches (see NewBatch).
+// batch's (WithLimit, WithAllErrors, WithDeadLetters, WithTenant and
+// WithWeight: see NewBatch). It panics if ctx, p or f is nil, or if p
+// takes no batches (see NewBatch).
 func MapBatch[T, R any](ctx context.Context, p *Pool[Job], inputs []T, f func(context.Context, T) (R, error), opts ...Option) ([]R, error) {
 	if ctx == nil {
 		panic("crew: MapBatch: nil context")

@@ -48,11 +48,7 @@ func (p *Pool[T]) meterFailure(panicked bool) {
 // that a job's own Submit ran inline from start, a reading of the clock.
 // It runs deferred, so also when the job called runtime.Goexit.
 func (p *Pool[T]) measureInline(b *Batch[T], start int64) {
-	tenant := ""
-	if b != nil {
-		tenant = b.tenant
-	}
-	p.rec.Observe(RunTime, time.Duration(p.clock()-start), tenant)
+	p.rec.Observe(RunTime, time.Duration(p.clock()-start), b.tenantLabel())
 	p.rec.Add(EventCompleted, 1)
 }
 
@@ -81,7 +77,7 @@ func (w *worker[T]) ended(g *sched.Grant[T, *Batch[T]]) {
 	p := w.pool
 	w.now = p.clock()
 	w.ran = w.now - w.began
-	p.rec.Observe(RunTime, time.Duration(w.ran), g.Tenant())
+	p.rec.Observe(RunTime, time.Duration(w.ran), g.Batch().tenantLabel())
 	p.rec.Add(EventCompleted, 1)
 }
 

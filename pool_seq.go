@@ -76,10 +76,9 @@ func MapSeq[T, R any](ctx context.Context, workers int, inputs iter.Seq[T], f fu
 // first input holds an error that errors.Is matches with ErrPoolClosed;
 // if p skips or drops the batch's queued inputs (its own context ended,
 // its workers died), the stream ends with the reason in the place of the
-// first of them. opts are WithWindow and
-// the batch's (WithLimit, and on a pool WithFairShare, WithTenant and
-// WithWeight). It panics if ctx, p, inputs or f is nil, or if p takes no
-// batches (see NewBatch).
+// first of them. opts are WithWindow and the batch's (WithLimit,
+// WithTenant and WithWeight: see NewBatch). It panics if ctx, p, inputs or
+// f is nil, or if p takes no batches (see NewBatch).
 func MapSeqBatch[T, R any](ctx context.Context, p *Pool[Job], inputs iter.Seq[T], f func(context.Context, T) (R, error), opts ...Option) iter.Seq2[R, error] {
 	checkSeq("MapSeqBatch", ctx, inputs, f)
 	if p == nil {
@@ -88,12 +87,11 @@ func MapSeqBatch[T, R any](ctx context.Context, p *Pool[Job], inputs iter.Seq[T]
 	p.takesBatches("MapSeqBatch")
 	o := collect(opts)
 	o.only("MapSeqBatch", streamBatchOpts)
-	p.checkShare("MapSeqBatch", &o)
 	return func(yield func(R, error) bool) {
 		sctx, stop := context.WithCancelCause(ctx)
 		bo := o
 		bo.deadLetters = stopOn(stop)
-		b, bctx := p.openBatch("MapSeqBatch", sctx, &bo)
+		b, bctx := p.openBatch(sctx, &bo)
 		r := newSeqRun(ctx, bctx, p.ctx, windowOf(&o, p.s.Counts().Live), f, p.noRecovery, b.Submit, b.Wait)
 		defer r.end(stop)
 		r.run(sctx, inputs, yield)

@@ -378,7 +378,6 @@ func TestMapSeqRefusesBadArguments(t *testing.T) {
 	p := crew.NewGroup(1)
 	defer p.Wait()
 	panicsWithCrewPrefix(t, func() { crew.MapSeqBatch(t.Context(), p, in, double, crew.WithAllErrors()) })
-	panicsWithCrewPrefix(t, func() { crew.MapSeqBatch(t.Context(), p, in, double, crew.WithTenant("a")) })
 	panicsWithCrewPrefix(t, func() { crew.NewGroup(1, crew.WithWindow(3)) })
 }
 

@@ -139,9 +139,9 @@ func NewStream(ctx context.Context, workers int, opts ...Option) *Stream {
 // ctx. The stream's first error cancels the batch, but neither the pool
 // nor another batch. It takes WithWindow (by default
 // DefaultWindowPerWorker times p's workers, or times the batch's limit if
-// WithLimit is given) and the batch's options: WithLimit, and on a pool
-// WithFairShare, WithTenant and WithWeight. Once p is closed (its Wait or
-// Shutdown has begun), Submit returns an error that errors.Is matches with
+// WithLimit is given) and the batch's options: WithLimit, WithTenant and
+// WithWeight (see NewBatch). Once p is closed (its Wait or Shutdown has
+// begun), Submit returns an error that errors.Is matches with
 // ErrPoolClosed; if p skips or drops the batch's queued tasks (its own
 // context ended, its workers died), the stream ends with the reason. It
 // panics if ctx or p is nil, or if p takes no batches (see NewBatch).
@@ -157,7 +157,7 @@ func NewStreamBatch(ctx context.Context, p *Pool[Job], opts ...Option) *Stream {
 	o.only("NewStreamBatch", streamBatchOpts)
 	sctx, stop := context.WithCancelCause(ctx)
 	o.deadLetters = stopOn(stop)
-	b, bctx := p.openBatch("NewStreamBatch", sctx, &o)
+	b, bctx := p.openBatch(sctx, &o)
 	s := newStream(bctx, ctx, windowOf(&o, p.s.Counts().Live), p.noRecovery, b.Submit, b.Wait)
 	s.stop = stop
 	return s

@@ -326,7 +326,6 @@ func TestAStreamRefusesBadArguments(t *testing.T) {
 	p := crew.NewGroup(1)
 	defer p.Wait()
 	panicsWithCrewPrefix(t, func() { crew.NewStreamBatch(nilCtx, p) })
-	panicsWithCrewPrefix(t, func() { crew.NewStreamBatch(t.Context(), p, crew.WithTenant("a")) })
 	s := crew.NewStreamBatch(t.Context(), p)
 	defer s.Wait()
 	panicsWithCrewPrefix(t, func() { _ = s.Submit(nilCtx, func(context.Context) (func() error, error) { return nil, nil }) })

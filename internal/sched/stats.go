@@ -68,9 +68,6 @@ func (s *Scheduler[T, B]) BatchCounts(b *Batch[T, B]) BatchCounts {
 	}
 }
 
-// Fair reports whether the pool has fair shares.
-func (s *Scheduler[T, B]) Fair() bool { return s.fair != nil }
-
 // Plain reports whether the pool queues its own jobs in the scheduler's
 // order, with no backlog mailbox and no keys: only such a pool takes
 // batches.

@@ -82,14 +82,6 @@ func (g *Grant[T, B]) At() int64 { return g.at }
 // Skipped reports whether the job is to be skipped (see Cause).
 func (g *Grant[T, B]) Skipped() bool { return g.skip != noSkip }
 
-// Tenant returns the tenant of the job's batch (fair shares), or "".
-func (g *Grant[T, B]) Tenant() string {
-	if s := g.f.share; s != nil {
-		return s.tenant // set as the share was made, under the lock that dispatched the job since
-	}
-	return ""
-}
-
 // Cause returns why g's job is skipped: the cause of its batch's or its
 // pool's end, which a dispatch saw, and which never changes once seen.
 func (s *Scheduler[T, B]) Cause(g *Grant[T, B]) error {
