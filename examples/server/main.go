@@ -11,6 +11,9 @@
 //	go run . -addr :8080
 //	curl -H 'X-Client: alice' 'localhost:8080/work?jobs=20'
 //	curl localhost:8080/metrics | grep crew_pool
+//
+// With -fair=false the pool serves its requests first come, first
+// served, to compare: each client is still its tenant on /metrics.
 package main
 
 import (
@@ -42,6 +45,7 @@ type Config struct {
 	RequestTimeout  time.Duration // a request's deadline: its jobs not started by then are skipped
 	ShutdownTimeout time.Duration // at exit, how long the requests in flight and then the pool's jobs may take
 	Work            crew.Job      // a job's work; nil: sleep a millisecond, as a call to another service would
+	FirstCome       bool          // serve the requests first come, first served, without WithFairShare: to compare
 	OnShutdown      func()        // if set, called as the graceful exit begins, once the server accepts no more connections
 }
 
@@ -49,7 +53,9 @@ func main() {
 	addr := flag.String("addr", ":8080", "the address to listen on")
 	cfg := Config{Workers: 8, MaxJobs: 2000, RequestTimeout: 5 * time.Second, ShutdownTimeout: 10 * time.Second}
 	flag.IntVar(&cfg.Workers, "workers", cfg.Workers, "the pool's workers")
+	fair := flag.Bool("fair", true, "share the workers between clients by run time (WithFairShare); false: first come, first served")
 	flag.Parse()
+	cfg.FirstCome = !*fair
 
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
@@ -82,17 +88,22 @@ func Run(ctx context.Context, ln net.Listener, cfg Config) error {
 	reg.MustRegister(metrics, collectors.NewGoCollector())
 
 	// One pool for the process: its workers are the limit every request
-	// shares. WithFairShare shares them by run time between tenants.
-	pool := crew.NewGroup(cfg.Workers,
+	// shares. WithFairShare shares them by run time between tenants;
+	// without it, the requests' jobs run first come, first served, and
+	// the tenants still label the run time on /metrics.
+	opts := []crew.Option{
 		crew.WithName("work"),
-		crew.WithFairShare(),
 		crew.WithMetrics(metrics),
 		crew.WithErrorHandler(func(err error) {
 			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 				log.Printf("job: %v", err) // a request that ended is not a failure of its jobs
 			}
 		}),
-	)
+	}
+	if !cfg.FirstCome {
+		opts = append(opts, crew.WithFairShare())
+	}
+	pool := crew.NewGroup(cfg.Workers, opts...)
 
 	mux := http.NewServeMux()
 	mux.Handle("GET /work", &workHandler{pool: pool, cfg: cfg})

@@ -108,15 +108,24 @@ func scrape(t *testing.T, c *http.Client, base, prefix string) map[string]float6
 	return samples
 }
 
-// A noisy client's big requests and a small client's, at once: every
-// request is answered 200, every job runs once, /metrics counts exactly
-// the jobs sent and each client's run time, and the server exits cleanly.
+// A noisy client's big requests and a small client's, at once, on a fair
+// pool and on a first come, first served one (-fair=false): every request
+// is answered 200, every job runs once, /metrics counts exactly the jobs
+// sent and each client's run time, and the server exits cleanly.
 func TestTheServerRunsEveryRequestsJobsAndCountsThem(t *testing.T) {
+	t.Run("fair", func(t *testing.T) { runsEveryRequest(t, false) })
+	t.Run("first come, first served", func(t *testing.T) { runsEveryRequest(t, true) })
+}
+
+// runsEveryRequest is TestTheServerRunsEveryRequestsJobsAndCountsThem on
+// a pool first come, first served if firstCome, else fair.
+func runsEveryRequest(t *testing.T, firstCome bool) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	var ran atomic.Int64
 	base, stop := start(t, Config{
 		Workers: 4, MaxJobs: 2000, RequestTimeout: time.Minute, ShutdownTimeout: time.Minute,
-		Work: func(context.Context) error { ran.Add(1); return nil },
+		Work:      func(context.Context) error { ran.Add(1); return nil },
+		FirstCome: firstCome,
 	})
 	c := &http.Client{}
 	defer c.CloseIdleConnections()
