@@ -17,8 +17,8 @@
 //
 // A pool's job costs two calls into the SDK, the histograms' records of
 // its queue wait and run time, with an attribute set built once per name,
-// and two atomic adds for its counts; no allocation. Counts, a fair
-// pool's tenants' run time and the gauges are asynchronous instruments:
+// and two atomic adds for its counts; no allocation. Counts, a pool's
+// tenants' run time and the gauges are asynchronous instruments:
 // one callback reports them when the metrics are collected, reading the
 // counts kept per name and summing crew.Source.Gauges over the live
 // sources. An actor's message costs two atomic adds. The README gives the

@@ -14,7 +14,7 @@ import (
 const (
 	PoolKey   = attribute.Key("crew.pool")   // a pool's name (crew.WithName)
 	ActorKey  = attribute.Key("crew.actor")  // an actor's or a router's name
-	TenantKey = attribute.Key("crew.tenant") // a fair pool's tenant (crew.WithTenant)
+	TenantKey = attribute.Key("crew.tenant") // a pool's tenant (crew.WithTenant)
 )
 
 // A family is the instruments of the counts and durations of one kind of
@@ -70,7 +70,7 @@ func newPoolFamily(meter metric.Meter, buckets []float64) (family, error) {
 		metric.WithExplicitBucketBoundaries(buckets...))
 	errs = append(errs, err)
 	f.tenantTime, err = meter.Float64ObservableCounter("crew.pool.tenant.time", metric.WithUnit("s"),
-		metric.WithDescription("The run time of the jobs of each tenant of a pool WithFairShare."))
+		metric.WithDescription("The run time of the jobs of each tenant of a pool (crew.WithTenant)."))
 	errs = append(errs, err)
 	return f, errors.Join(errs...)
 }

@@ -46,7 +46,7 @@ type nameKey struct {
 type named struct {
 	fam     *family
 	counts  [crew.EventDropped + 1]atomic.Int64 // by crew.Event
-	tenants tenants                             // a fair pool's tenants' run time
+	tenants tenants                             // a pool's tenants' run time
 	record  []metric.RecordOption               // the attribute set: crew.pool or crew.actor
 	observe []metric.ObserveOption              // the same
 	live    map[*recorder]struct{}              // guarded by Metrics.mu

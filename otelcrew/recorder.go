@@ -55,7 +55,7 @@ func (r *recorder) Close() {
 	}
 }
 
-// tenants holds the run time of each tenant of a fair pool. Lookups read
+// tenants holds the run time of each tenant of a pool. Lookups read
 // an immutable map through an atomic pointer: no lock, no allocation; a
 // new tenant copies the map. Tenants are few (crew reports run time by
 // tenant, never by batch), so the copies are too.

@@ -13,7 +13,7 @@ import (
 // the counts and timings of every source it has tracked, by name, and
 // reads the gauges of those still running as it is collected. A Collector
 // is safe for concurrent use. Its Recorders never block, but for a brief
-// lock the first time a fair pool's Recorder sees a tenant; a Track waits
+// lock the first time a pool's Recorder sees a tenant; a Track waits
 // for a Collect that is folding the sums, briefly.
 type Collector struct {
 	upper  []float64 // the histograms' upper bounds, in seconds
@@ -70,7 +70,7 @@ func New(opts ...Option) *Collector {
 		},
 		queueWait: pool("queue_wait_seconds", "How long a job waited, from its acceptance (Submit returning, or a blocked Submit let in) to its start: 0 for a job run inline; none for a pool given WithMailbox."),
 		runTime:   pool("run_seconds", "How long a job ran, failed or not."),
-		tenantRun: desc("pool", "tenant_run_seconds_total", "Run time of a fair pool's jobs (WithFairShare) by tenant (WithTenant); the jobs without a tenant are in crew_pool_run_seconds_sum only.", "pool", "tenant"),
+		tenantRun: desc("pool", "tenant_run_seconds_total", "Run time of a pool's jobs by tenant (WithTenant); the jobs without a tenant are in crew_pool_run_seconds_sum only.", "pool", "tenant"),
 		// An actor or a router reports Submitted for a message told,
 		// Completed for one handled and Dropped for a dead letter; it
 		// skips nothing.

@@ -67,7 +67,7 @@ func TestAScrapeCountsEveryJobOfAPoolExactly(t *testing.T) {
 	assert.Equal(t, jobs, f.count("crew_pool_queue_wait_seconds", "pool", "resize"), "a queue wait per job")
 	assert.Equal(t, jobs, f.count("crew_pool_run_seconds", "pool", "resize"), "a run time per job")
 	assert.Equal(t, noGauges, gaugesOf(f, "resize"), "an ended pool's gauges are gone")
-	assert.Nil(t, f["crew_pool_tenant_run_seconds_total"], "no tenant: not a fair pool")
+	assert.Nil(t, f["crew_pool_tenant_run_seconds_total"], "no batch with a tenant")
 	srv.Client().CloseIdleConnections()
 }
 

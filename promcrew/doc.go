@@ -31,7 +31,7 @@
 //	crew_pool_blocked_submits            gauge      Submits blocked on a full pool
 //	crew_pool_queue_wait_seconds         histogram  from a job's acceptance to its start
 //	crew_pool_run_seconds                histogram  how long a job ran, failed or not
-//	crew_pool_tenant_run_seconds_total   counter    a fair pool's run time by tenant (label tenant)
+//	crew_pool_tenant_run_seconds_total   counter    a pool's run time by tenant (label tenant)
 //
 // The tenant counter has a series per tenant given with crew.WithTenant; the
 // run time of the jobs without one (the pool's own, and the batches without

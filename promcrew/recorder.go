@@ -14,7 +14,7 @@ import (
 type series struct {
 	events             [eventCount]atomic.Uint64 // by crew.Event-1
 	queueWait, runTime *timings                  // nil for actors and routers
-	tenants            sync.Map                  // tenant -> *clock: a fair pool's run time by tenant
+	tenants            sync.Map                  // tenant -> *clock: a pool's run time by tenant
 }
 
 // tenant returns tenant's clock. Loading from the sync.Map neither locks
