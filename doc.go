@@ -153,7 +153,10 @@
 // router, from a channel the caller already has.
 //
 // A panic in a handler is recovered with its stack and reported, with the
-// handler's errors, to WithErrorHandler; the actor goes on. Stop, or the end
+// handler's errors, to WithErrorHandler; the actor goes on. So does a
+// runtime.Goexit (t.FailNow in a test's handler): reported as an error
+// matching ErrGoexit, it ends the goroutine, and a new one goes on. Stop,
+// or the end
 // of the actor's context, stops it at once: Tell refuses, the mailbox is
 // closed (waking blocked senders), and the message being handled finishes.
 // Drain stops it once it has handled what is queued (Akka's PoisonPill):
@@ -261,7 +264,9 @@
 // workers (no goroutine is left behind) and returns the first error, or all
 // of them with WithAllErrors. A panic in a job is recovered with its stack
 // and returned by Wait as an error that errors.As unwraps to
-// *panics.ErrRecovered; the worker goes on. WithContext (or
+// *panics.ErrRecovered; the worker goes on. A runtime.Goexit in a job
+// fails it as an error matching ErrGoexit, and a new goroutine takes the
+// worker on: a job never shrinks its pool. WithContext (or
 // WithCancelOnError) cancels the pool's context on the first error, with
 // that error as its cause: jobs still in the backlog are skipped, Submit
 // refuses new ones, and a Submit blocked on the full pool returns.
@@ -373,7 +378,8 @@
 // Prometheus collector, with a Grafana dashboard) and otelcrew
 // (OpenTelemetry instruments) implement it, and so can a few lines of
 // yours (see ExampleWithMetrics). A pool reports its jobs submitted,
-// completed, failed, panicked, skipped and dropped; each job's queue wait,
+// completed, failed, panicked, skipped and dropped, and its workers
+// replaced after a runtime.Goexit; each job's queue wait,
 // from its acceptance to its start, and its run time; each tenant's run
 // time (WithTenant); and its backlog, running jobs, workers and blocked
 // Submits, read when the metrics are read. An actor or a router

@@ -35,6 +35,24 @@ func isPanic(err error) bool {
 	return errors.As(err, &pe)
 }
 
+// ErrGoexit is what errors.Is finds in the error of a job, a callback or a
+// handler that called runtime.Goexit, as t.FailNow and t.SkipNow do
+// inside a job of a test. crew counts such a call as a failure, as a
+// panic, and a new goroutine takes the place of the one it ended: a job
+// never shrinks its pool, nor a handler stops its actor (see
+// PoolStats.Replaced and EventReplaced).
+var ErrGoexit = errors.New("crew: runtime.Goexit called")
+
+// A goexitError is the failure of what called runtime.Goexit: "crew: job
+// called runtime.Goexit", matched by ErrGoexit.
+type goexitError struct{ what string } // a job, a callback, a handler
+
+// goexited makes the error of a runtime.Goexit in what.
+func goexited(what string) error { return &goexitError{what: what} }
+
+func (e *goexitError) Error() string        { return "crew: " + e.what + " called runtime.Goexit" }
+func (e *goexitError) Is(target error) bool { return target == ErrGoexit }
+
 // An actorError is an error of an actor's handler, with the actor's name:
 // "crew: actor "name": <error>", without a second "crew:".
 type actorError struct {

@@ -139,23 +139,40 @@ func TestKeyedPoolWithOneWorker(t *testing.T) {
 	assert.Equal(t, want, got, "one worker runs everything in submission order")
 }
 
-func TestKeyedPoolSkipsAStoppedWorkerForNewKeys(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := crew.NewPool(3, func(_ context.Context, j keyedJob) error {
-			if j.key < 0 {
-				runtime.Goexit() // ends this worker
+func TestAKeyKeepsItsWorkerWhenAJobThereCallsGoexit(t *testing.T) {
+	// WithConsistentHash pins each key to a worker: a Goexit in one of
+	// the key's jobs leaves the key on that worker, whose new goroutine
+	// runs the key's next jobs; WithKey keeps every worker taking keys.
+	for name, opt := range map[string]crew.Option{
+		"WithKey":            crew.WithKey(jobKey),
+		"WithConsistentHash": crew.WithConsistentHash(jobKey),
+	} {
+		t.Run(name, func(t *testing.T) {
+			var where [2]atomic.Int32 // the worker (plus 1) that ran key 7's first and last jobs
+			p := crew.NewPool(3, func(ctx context.Context, j keyedJob) error {
+				if j.key == 7 && j.seq == 0 {
+					where[0].Store(int32(crew.WorkerIndex(ctx)) + 1)
+					runtime.Goexit()
+				}
+				if j.key == 7 {
+					where[1].Store(int32(crew.WorkerIndex(ctx)) + 1)
+				}
+				return nil
+			}, opt)
+			require.NoError(t, p.Submit(context.Background(), keyedJob{key: 7}))
+			for k := range 100 {
+				require.NoError(t, p.Submit(context.Background(), keyedJob{key: k, seq: 1}), "key %d", k)
 			}
-			return nil
-		}, crew.WithKey(jobKey), crew.WithDeadLetters(func(crew.DeadLetter) {}))
-		require.NoError(t, p.Submit(context.Background(), keyedJob{key: -1}))
-		synctest.Wait()
-		require.Equal(t, 1, crew.PoolDeadWorkers(p))
-		for k := range 100 {
-			require.NoError(t, p.Submit(context.Background(), keyedJob{key: k}), "key %d", k)
-		}
-		require.ErrorContains(t, p.Wait(), "runtime.Goexit")
-		assert.EqualValues(t, 101, p.Stats().Completed)
-	})
+			require.ErrorIs(t, p.Wait(), crew.ErrGoexit)
+			s := p.Stats()
+			assert.EqualValues(t, 101, s.Completed)
+			assert.Equal(t, 3, s.Workers)
+			assert.EqualValues(t, 1, s.Replaced)
+			if name == "WithConsistentHash" {
+				assert.Equal(t, where[0].Load(), where[1].Load(), "key 7 stays on its worker")
+			}
+		})
+	}
 }
 
 func TestKeyedPoolBadInput(t *testing.T) {

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"testing/synctest"
 
 	"github.com/sourcegraph/conc/panics"
 	"github.com/stretchr/testify/assert"
@@ -221,17 +220,11 @@ func TestErrorsReadAsOneLine(t *testing.T) {
 		ref.Stop()
 		<-ref.Done()
 	})
-	t.Run("a job's Goexit, and a pool with no worker left", func(t *testing.T) {
-		synctest.Test(t, func(t *testing.T) {
-			p := crew.NewGroup(1, crew.WithName("p"), crew.WithDeadLetters(func(crew.DeadLetter) {}))
-			require.NoError(t, p.Submit(context.Background(), func(context.Context) error { runtime.Goexit(); return nil }))
-			synctest.Wait() // the worker is buried
-			err := p.Submit(context.Background(), func(context.Context) error { return nil })
-			assert.ErrorIs(t, err, crew.ErrNoRoutee)
-			assert.EqualError(t, err, `crew: pool "p": every worker has died (a job that calls runtime.Goexit ends its worker)`)
-			err = p.Wait()
-			assert.EqualError(t, err, `crew: actor "p-0": handler called runtime.Goexit`)
-			assert.Equal(t, 1, strings.Count(err.Error(), "crew:"))
-		})
+	t.Run("a job's Goexit", func(t *testing.T) {
+		p := crew.NewGroup(1, crew.WithName("p"))
+		require.NoError(t, p.Submit(context.Background(), func(context.Context) error { runtime.Goexit(); return nil }))
+		err := p.Wait()
+		assert.EqualError(t, err, `crew: job called runtime.Goexit`)
+		assert.Equal(t, 1, strings.Count(err.Error(), "crew:"))
 	})
 }

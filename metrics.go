@@ -116,7 +116,9 @@ type Gauges struct {
 //   - EventPanicked: one that panicked (in EventFailed too);
 //   - EventSkipped: a pool's job skipped, its pool's or batch's context
 //     done when it would have been dispatched;
-//   - EventDropped: a dead letter for another reason.
+//   - EventDropped: a dead letter for another reason;
+//   - EventReplaced: a worker's or an actor's goroutine that a
+//     runtime.Goexit ended, replaced by a new one at once.
 //
 // Their constants below say more.
 type Event uint8
@@ -137,18 +139,19 @@ const (
 	EventPanicked                   // a job or a handler that panicked (counted in Failed too)
 	EventSkipped                    // a pool's job skipped: its pool's or batch's context was done when it would have been dispatched
 	EventDropped                    // a pool's job or an actor's message that became a dead letter for another reason than a skip
+	EventReplaced                   // a pool's worker or an actor whose goroutine a runtime.Goexit ended, and a new goroutine took on
 )
 
 // String returns the event's name: "submitted", "completed", "failed",
-// "panicked", "skipped" or "dropped".
+// "panicked", "skipped", "dropped" or "replaced".
 func (e Event) String() string {
-	if e >= EventSubmitted && e <= EventDropped {
+	if e >= EventSubmitted && e <= EventReplaced {
 		return eventNames[e-EventSubmitted]
 	}
 	return "Event(" + strconv.Itoa(int(e)) + ")"
 }
 
-var eventNames = [...]string{"submitted", "completed", "failed", "panicked", "skipped", "dropped"}
+var eventNames = [...]string{"submitted", "completed", "failed", "panicked", "skipped", "dropped", "replaced"}
 
 // A Timing is what kind of duration a Recorder observes (see
 // Recorder.Observe):

@@ -10,6 +10,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/sourcegraph/conc/panics"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -446,14 +447,18 @@ func TestTheMetricsNamesPrint(t *testing.T) {
 
 func TestAnActorsHandlerThatCallsGoexitIsCountedHandledAndFailed(t *testing.T) {
 	m := &metered{}
+	failed := make(chan error, 1)
 	actor := crew.Spawn(context.Background(), func(context.Context, int) error { runtime.Goexit(); return nil },
-		crew.WithMetrics(m), crew.WithErrorHandler(func(error) {}))
+		crew.WithMetrics(m), crew.WithErrorHandler(func(err error) { failed <- err }))
 	require.NoError(t, actor.Tell(context.Background(), 1))
+	assert.ErrorIs(t, <-failed, crew.ErrGoexit)
+	actor.Stop()
 	<-actor.Done()
 	src := m.only(t)
 	assert.Equal(t, 1, src.count(crew.EventSubmitted))
 	assert.Equal(t, 1, src.count(crew.EventCompleted), "handled, as a pool counts a job that calls Goexit")
 	assert.Equal(t, 1, src.count(crew.EventFailed))
+	assert.Equal(t, 1, src.count(crew.EventReplaced), "a new goroutine took the actor on")
 }
 
 // A keyed router sends a message on under its lock: it counts the Tell
@@ -524,8 +529,9 @@ func TestASkippedJobWhoseDeadLetterSinkCallsGoexitIsCountedSkipped(t *testing.T)
 
 func TestAJobWhosePanicsHandlerCallsGoexitIsMeteredAsCompleted(t *testing.T) {
 	// A job panics; the error handler the panic reaches calls
-	// runtime.Goexit on the worker, which dies. The job still ended: the
-	// Recorder hears of it as Stats counts it, with its run time.
+	// runtime.Goexit on the worker, whose goroutine is replaced. The job
+	// still ended, and failed: the Recorder hears of it as Stats counts
+	// it, with its run time, and Wait returns the panic.
 	synctest.Test(t, func(t *testing.T) {
 		m := &metered{}
 		var once atomic.Bool
@@ -535,10 +541,16 @@ func TestAJobWhosePanicsHandlerCallsGoexitIsMeteredAsCompleted(t *testing.T) {
 			}
 		}))
 		require.NoError(t, p.Submit(context.Background(), func(context.Context) error { explode(); return nil }))
-		assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
+		err := p.Wait()
+		var rec *panics.ErrRecovered
+		assert.ErrorAs(t, err, &rec)
 		src := m.only(t)
-		assert.EqualValues(t, 1, p.Stats().Completed)
+		s := p.Stats()
+		assert.EqualValues(t, 1, s.Completed)
+		assert.EqualValues(t, 1, s.Failed)
+		assert.EqualValues(t, 1, s.Replaced)
 		assert.Equal(t, 1, src.count(crew.EventCompleted))
+		assert.Equal(t, 1, src.count(crew.EventReplaced))
 		assert.Len(t, src.observed(crew.RunTime), 1)
 	})
 }

@@ -194,7 +194,9 @@ func WithDeadLetters(sink func(DeadLetter)) Option {
 // errors as before: onError is how a long-lived pool's failures reach a
 // log or an alert when they happen, rather than at exit. onError must not
 // panic (a panic in it crashes the process), block for long, or wait for
-// the pool; a runtime.Goexit in it ends the worker, as a job's does.
+// the pool; a runtime.Goexit in it ends its goroutine, as a job's does, and
+// a new goroutine takes the worker on (the failure it reports is kept for
+// Wait all the same).
 func WithErrorHandler(onError func(error)) Option {
 	if onError == nil {
 		panic("crew: WithErrorHandler: nil handler")

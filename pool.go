@@ -88,9 +88,10 @@ type Pool[T any] struct {
 
 	_ [64]byte
 
-	// Written as jobs fail or run inline, read by Stats.
-	failed, panicked, inline atomic.Int64
-	submits                  atomic.Int64 // WithMetrics: Submits under way; and closing once Wait stopped every worker (see closeMetrics)
+	// Written as jobs fail or run inline, and workers' goroutines are
+	// replaced, read by Stats.
+	failed, panicked, inline, replaced atomic.Int64
+	submits                            atomic.Int64 // WithMetrics: Submits under way; and closing once Wait stopped every worker (see closeMetrics)
 
 	errs       errorSet                     // the jobs' errors
 	deadLog    sparse                       // the dead letters logged without a sink, its batches' included (see sendDeadLetter)
@@ -243,7 +244,8 @@ func (p *Pool[T]) TrySubmit(job T) bool {
 // waits for their goroutines to exit, cancels the pool's context, and
 // returns the first error a job returned or raised (a panic, as an error
 // that errors.As unwraps to *panics.ErrRecovered, with its stack; a
-// runtime.Goexit, as an error that says so). With WithAllErrors it returns
+// runtime.Goexit, as an error that errors.Is matches with ErrGoexit). With
+// WithAllErrors it returns
 // every error, joined. If jobs were skipped because the pool's context
 // ended and none failed, it returns the context's cause, so that a pool
 // never reports success for jobs its context kept from running. The jobs a

@@ -42,10 +42,11 @@ func TestShutdownCancelsABatchWhoseWaitBegan(t *testing.T) {
 	})
 }
 
-func TestTheLastWorkerDyingDropsJobsOverTheLimitOfAWaitingBatch(t *testing.T) {
+func TestAGoexitInABatchsOnlyWorkerSkipsItsJobsOverTheLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := crew.NewGroup(1, crew.WithQueueSize(4))
-		b, _ := p.NewBatch(context.Background(), crew.WithLimit(1), crew.WithDeadLetters(func(crew.DeadLetter) {}))
+		var dead letters
+		b, _ := p.NewBatch(context.Background(), crew.WithLimit(1), crew.WithDeadLetters(dead.sink))
 		started, release := make(chan struct{}), gateFor(t)
 		require.NoError(t, b.Submit(context.Background(), func(context.Context) error {
 			close(started)
@@ -62,17 +63,19 @@ func TestTheLastWorkerDyingDropsJobsOverTheLimitOfAWaitingBatch(t *testing.T) {
 		require.True(t, crew.BatchClosed(b), "the batch's Wait has begun")
 		close(release)
 
-		// The jobs over the limit must become dead letters when no worker
-		// is left; if they wait for one instead, the bubble deadlocks.
-		assert.Error(t, <-waited)
+		// The Goexit fails the batch, which skips the jobs over its limit:
+		// the goroutine that took the worker on dispatches them.
+		assert.ErrorIs(t, <-waited, crew.ErrGoexit)
 		s := b.Stats()
-		assert.EqualValues(t, 2, s.Dropped)
+		assert.EqualValues(t, 2, s.Canceled)
 		assert.Zero(t, s.Queued+s.Running)
-		_ = p.Wait() // it returns, or the bubble deadlocks
+		assert.Len(t, dead.get(), 2)
+		assert.NoError(t, p.Wait())
+		assert.EqualValues(t, 1, p.Stats().Replaced)
 	})
 }
 
-func TestResizeCountsAWorkerThatDiedOnce(t *testing.T) {
+func TestResizeCountsAWorkerWhoseGoroutineWasReplacedAsLive(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		p := crew.NewGroup(2)
 		started, release := make(chan int, 2), gateFor(t)
@@ -92,13 +95,13 @@ func TestResizeCountsAWorkerThatDiedOnce(t *testing.T) {
 		close(release)
 		synctest.Wait()
 		s := p.Stats()
-		require.Equal(t, 1, s.Workers)
+		require.Equal(t, 2, s.Workers)
+		require.EqualValues(t, 1, s.Replaced)
 		require.Zero(t, s.Running+s.Queued)
-		require.Equal(t, 1, crew.PoolIdle(p))
+		require.Equal(t, 2, crew.PoolIdle(p))
 
-		p.Resize(1) // one is live already: nothing to retire
-		assert.NoError(t, p.Submit(context.Background(), failsWith(nil)), "the live worker still takes jobs")
-		p.Resize(3) // two new workers replace the dead one
+		p.Resize(2) // two are live already: nothing to do
+		p.Resize(3)
 		meet := newMeeting(3)
 		for range 3 {
 			require.NoError(t, p.Submit(context.Background(), func(context.Context) error { meet.arrive(); return nil }))
@@ -106,7 +109,7 @@ func TestResizeCountsAWorkerThatDiedOnce(t *testing.T) {
 		synctest.Wait()
 		assert.EqualValues(t, 3, meet.arrived.Load(), "three jobs running at once")
 		assert.Equal(t, 3, p.Stats().Workers)
-		assert.Error(t, p.Wait(), "the Goexit is the pool's error")
+		assert.ErrorIs(t, p.Wait(), crew.ErrGoexit, "the Goexit is the pool's error")
 	})
 }
 

@@ -90,8 +90,8 @@ func TestMapBatchOnAClosedPoolReturnsErrPoolClosed(t *testing.T) {
 func TestFailedCountsAJobKilledByItsInlineChildsGoexit(t *testing.T) {
 	// One worker with room for one job more: the job fills it with one
 	// job of its own, then its next Submit runs inline, and calls
-	// runtime.Goexit, ending the job that ran it too, and the worker: the
-	// job left in the backlog is dropped.
+	// runtime.Goexit, ending the job that ran it too: both fail, and the
+	// worker's new goroutine runs the job left in the backlog.
 	t.Run("a pool's job", func(t *testing.T) {
 		p := crew.NewGroup(1, crew.WithQueueSize(1), crew.WithAllErrors())
 		require.NoError(t, p.Submit(context.Background(), func(ctx context.Context) error {
@@ -100,12 +100,13 @@ func TestFailedCountsAJobKilledByItsInlineChildsGoexit(t *testing.T) {
 			return nil
 		}))
 		err := p.Wait()
-		assert.ErrorContains(t, err, "runtime.Goexit")
+		assert.ErrorIs(t, err, crew.ErrGoexit)
 		s := p.Stats()
 		assert.EqualValues(t, 1, s.Inline)
-		assert.EqualValues(t, 2, s.Completed)
-		assert.EqualValues(t, 1, s.Dropped)
+		assert.EqualValues(t, 3, s.Completed)
+		assert.Zero(t, s.Dropped)
 		assert.EqualValues(t, 2, s.Failed, "the inline job and the job it ended")
+		assert.EqualValues(t, 1, s.Replaced)
 	})
 	t.Run("a batch's job", func(t *testing.T) {
 		p := crew.NewGroup(1, crew.WithQueueSize(1))
@@ -115,11 +116,10 @@ func TestFailedCountsAJobKilledByItsInlineChildsGoexit(t *testing.T) {
 			_ = b.Submit(ctx, func(context.Context) error { runtime.Goexit(); return nil })
 			return nil
 		}))
-		assert.ErrorContains(t, b.Wait(), "runtime.Goexit")
+		assert.ErrorIs(t, b.Wait(), crew.ErrGoexit)
 		s := b.Stats()
 		assert.EqualValues(t, 1, s.Inline)
 		assert.EqualValues(t, 2, s.Failed, "the inline job and the job it ended")
-		p.Resize(1) // the dead worker's place
 		assert.NoError(t, p.Wait())
 	})
 }

@@ -8,22 +8,24 @@ import (
 // cancelling the pool's context (see stop); and the dead letters of jobs
 // that will never run.
 
-// fail records the error of a job of batch b, or of the pool if b is nil.
+// fail records the error of a job of batch b, or of the pool if b is nil,
+// then reports it to the Recorder and the error handler: so a failure is
+// kept for Wait even if one of those calls runtime.Goexit.
 func (p *Pool[T]) fail(err error, b *Batch[T]) {
-	if p.onError != nil {
-		p.onError(err)
-	}
 	p.failed.Add(1)
 	panicked := isPanic(err)
 	if panicked {
 		p.panicked.Add(1)
 	}
-	p.meterFailure(panicked)
 	if b != nil {
 		b.record(err)
-		return
+	} else {
+		p.record(err)
 	}
-	p.record(err)
+	p.meterFailure(panicked)
+	if p.onError != nil {
+		p.onError(err)
+	}
 }
 
 // record keeps err, a job's of the pool, for Wait and, if it is the first

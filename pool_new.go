@@ -181,8 +181,7 @@ func checkWorkers(fn string, n int) {
 }
 
 // Resize changes the number of p's live workers to n, while the pool runs.
-// Growing starts workers that take backlog jobs at once (a worker that a
-// job's runtime.Goexit ended is replaced this way). Shrinking lets the
+// Growing starts workers that take backlog jobs at once. Shrinking lets the
 // extra workers (the last ones) finish the jobs they hold and exit; it does
 // not wait for them, Wait does. The pool's bound follows the new size
 // (n×(1+the queue size)). Stats.PerWorker lists the workers that remain;

@@ -113,9 +113,6 @@ func checkSeq[T, R any](fn string, ctx context.Context, inputs iter.Seq[T], f fu
 // errBroke is the cause of a stream's end when its range loop ended early.
 var errBroke = errors.New("crew: the range loop over the ordered stream ended")
 
-// errSeqGoexit is the error of an input whose f called runtime.Goexit.
-var errSeqGoexit = errors.New("crew: the function called runtime.Goexit")
-
 // A seqSlot is one place of an ordered stream's window: an input taken,
 // then its result.
 type seqSlot[T, R any] struct {
@@ -180,7 +177,7 @@ func (r *seqRun[T, R]) call(ctx context.Context, s *seqSlot[T, R]) (err error) {
 			err = panicked("job", panics.NewRecovered(1, v))
 			s.err = err
 		} else {
-			s.err = errSeqGoexit // runtime.Goexit goes on; the pool sees it too
+			s.err = goexited("job") // runtime.Goexit goes on; the pool sees it too
 		}
 		r.finish(s)
 	}()

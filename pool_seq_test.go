@@ -207,7 +207,7 @@ func TestMapSeqYieldsTheFirstFailureInItsPlaceAndStops(t *testing.T) {
 				last := got[20]
 				assert.Zero(t, last.r)
 				if name == "Goexit" {
-					require.ErrorContains(t, last.err, "runtime.Goexit")
+					require.ErrorIs(t, last.err, crew.ErrGoexit)
 				} else {
 					require.ErrorIs(t, last.err, boom)
 				}
@@ -401,56 +401,46 @@ func TestAPanicInMapSeqsLoopEndsTheStreamAndLeavesNoGoroutine(t *testing.T) {
 	assert.LessOrEqual(t, read.Load(), int64(crew.DefaultWindowPerWorker*4))
 }
 
-func TestAStreamOnASharedPoolEndsWhenThePoolSkipsOrDropsItsJobs(t *testing.T) {
+func TestAStreamOnASharedPoolEndsWhenThePoolSkipsItsJobs(t *testing.T) {
 	// The pool skips a batch's queued jobs when the pool's context ends,
-	// and drops them when its workers die, without canceling the batch.
-	for name, end := range map[string]func(cancel context.CancelFunc, gate chan struct{}){
-		"the pool's context ends": func(cancel context.CancelFunc, gate chan struct{}) { cancel(); close(gate) },
-		"every worker dies": func(_ context.CancelFunc, gate chan struct{}) {
-			gate <- struct{}{} // the worker's job calls runtime.Goexit
-		},
-	} {
-		t.Run(name, func(t *testing.T) {
-			for _, form := range []string{"MapSeqBatch", "NewStreamBatch"} {
-				synctest.Test(t, func(t *testing.T) {
-					pctx, cancel := context.WithCancel(t.Context())
-					defer cancel()
-					p := crew.NewGroup(1, crew.WithParent(pctx), crew.WithQueueSize(16))
-					gate := make(chan struct{})
-					require.NoError(t, p.Submit(t.Context(), func(context.Context) error {
-						if _, open := <-gate; open {
-							runtime.Goexit()
-						}
-						return nil
-					})) // holds the only worker
-					ended := make(chan error, 1)
-					if form == "MapSeqBatch" {
-						go func() {
-							got := gather(crew.MapSeqBatch(t.Context(), p, slices.Values([]int{1, 2, 3}), double, crew.WithWindow(4)))
-							ended <- got[len(got)-1].err
-						}()
-					} else {
-						s := crew.NewStreamBatch(t.Context(), p, crew.WithWindow(2))
-						go func() {
-							var err error
-							for err == nil { // the third Submit waits for room
-								err = s.Submit(t.Context(), func(context.Context) (func() error, error) { return nil, nil })
-							}
-							ended <- errors.Join(err, s.Wait())
-						}()
+	// without canceling the batch.
+	for _, form := range []string{"MapSeqBatch", "NewStreamBatch"} {
+		synctest.Test(t, func(t *testing.T) {
+			pctx, cancel := context.WithCancel(t.Context())
+			defer cancel()
+			p := crew.NewGroup(1, crew.WithParent(pctx), crew.WithQueueSize(16))
+			gate := make(chan struct{})
+			require.NoError(t, p.Submit(t.Context(), func(context.Context) error {
+				<-gate
+				return nil
+			})) // holds the only worker
+			ended := make(chan error, 1)
+			if form == "MapSeqBatch" {
+				go func() {
+					got := gather(crew.MapSeqBatch(t.Context(), p, slices.Values([]int{1, 2, 3}), double, crew.WithWindow(4)))
+					ended <- got[len(got)-1].err
+				}()
+			} else {
+				s := crew.NewStreamBatch(t.Context(), p, crew.WithWindow(2))
+				go func() {
+					var err error
+					for err == nil { // the third Submit waits for room
+						err = s.Submit(t.Context(), func(context.Context) (func() error, error) { return nil, nil })
 					}
-					synctest.Wait()
-					end(cancel, gate)
-					synctest.Wait()
-					select {
-					case err := <-ended:
-						assert.Error(t, err, form)
-					default:
-						t.Fatalf("%s: still waiting for jobs the pool will never run", form)
-					}
-					_ = p.Wait()
-				})
+					ended <- errors.Join(err, s.Wait())
+				}()
 			}
+			synctest.Wait()
+			cancel()
+			close(gate)
+			synctest.Wait()
+			select {
+			case err := <-ended:
+				assert.ErrorIs(t, err, context.Canceled, form)
+			default:
+				t.Fatalf("%s: still waiting for jobs the pool will never run", form)
+			}
+			_ = p.Wait()
 		})
 	}
 }
@@ -532,6 +522,6 @@ func TestMapSeqWithoutPanicRecoveryReportsAGoexit(t *testing.T) {
 			require.NoError(t, p.err)
 			require.Equal(t, i, p.r)
 		}
-		assert.ErrorContains(t, got[3].err, "runtime.Goexit")
+		assert.ErrorIs(t, got[3].err, crew.ErrGoexit)
 	})
 }

@@ -6,13 +6,14 @@ package crew
 // pool's Metrics: after Wait, Submitted, Completed, Failed, Panicked,
 // Canceled and Dropped equal the Recorder's EventSubmitted,
 // EventCompleted, EventFailed, EventPanicked, EventSkipped and
-// EventDropped. The totals are read at one instant; while the pool runs,
+// EventDropped, and Replaced the Recorder's EventReplaced. The totals are
+// read at one instant; while the pool runs,
 // PerWorker is read after them (the jobs each worker ran at a second
 // instant, the jobs its jobs ran inline one worker after another), so it
 // may disagree with them by the few jobs that ended meanwhile. After Wait
 // every figure is exact.
 type PoolStats struct {
-	Workers    int   // workers: those not ended by a job's runtime.Goexit, nor retired by Resize
+	Workers    int   // workers: those not retired by Resize
 	Queued     int   // jobs waiting to be dispatched: in the backlog, or behind their key (WithKey) or at their worker (WithConsistentHash)
 	Running    int   // jobs dispatched (taken by a worker, or granted to one) and not ended (Inline ones aside)
 	Blocked    int   // Submits blocked on the full pool
@@ -25,6 +26,7 @@ type PoolStats struct {
 	Inline     int64 // jobs submitted by a job of the pool, or of one of its batches, while it was full, so run inline
 	Backlogged int64 // jobs that waited in the backlog, rather than going straight to an idle worker
 	Keys       int   // keys with a job dispatched now (WithKey)
+	Replaced   int64 // workers whose goroutine a runtime.Goexit (a job's, say) ended, each taken on at once by a new goroutine
 
 	// A job that runs a job inline (see Submit) ends with it if that job
 	// calls runtime.Goexit: both count in Failed, as in Completed.
@@ -56,7 +58,7 @@ func (p *Pool[T]) Stats() PoolStats {
 	c := p.s.Counts()
 	s.Workers, s.Running, s.Blocked, s.Keys = c.Live, c.Running, c.Blocked, c.Keys
 	s.Completed, s.Canceled, s.Dropped, s.Backlogged = c.Completed, c.Canceled, c.Dropped, c.Backlogged
-	s.Failed, s.Panicked = p.failed.Load(), p.panicked.Load()
+	s.Failed, s.Panicked, s.Replaced = p.failed.Load(), p.panicked.Load(), p.replaced.Load()
 	s.Queued = c.Held - s.Running
 	s.Completed += s.Inline
 	s.Submitted = s.Completed + s.Canceled + s.Dropped + int64(c.Held)

@@ -25,7 +25,7 @@ func (s *Stream) run(ctx context.Context, slot *streamSlot) (err error) {
 				return
 			}
 		}
-		s.ended(slot, seq, nil, errGoexit) // runtime.Goexit, or a panic on its way to crash the process
+		s.ended(slot, seq, nil, goexited("job")) // runtime.Goexit, or a panic on its way to crash the process
 	}()
 	cb, err := task(ctx)
 	returned = true

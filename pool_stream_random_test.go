@@ -127,9 +127,7 @@ func failure(i int, f fate) error {
 
 // isGoexit reports whether err is what a stream reports for an item that
 // called runtime.Goexit.
-func isGoexit(err error) bool {
-	return err != nil && strings.Contains(err.Error(), "runtime.Goexit")
-}
+func isGoexit(err error) bool { return errors.Is(err, crew.ErrGoexit) }
 
 // isFated reports whether err is one that a randomized stream's items
 // make: their errors, panics, Goexits, or their cancel's cause.

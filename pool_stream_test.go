@@ -182,7 +182,7 @@ func TestAStreamsFirstErrorStopsTheCallbacksFromItsTaskOn(t *testing.T) {
 				err := s.Wait()
 				if name == "Goexit" {
 					require.ErrorContains(t, submitErr, "runtime.Goexit", "Submit refuses tasks with the first error")
-					require.ErrorContains(t, err, "runtime.Goexit")
+					require.ErrorIs(t, err, crew.ErrGoexit)
 				} else {
 					require.ErrorIs(t, submitErr, boom, "Submit refuses tasks with the first error")
 					require.ErrorIs(t, err, boom)
@@ -232,7 +232,7 @@ func TestAStreamsFailingCallbackIsTheLastToRun(t *testing.T) {
 				require.Error(t, err)
 				switch name {
 				case "Goexit":
-					assert.ErrorContains(t, err, "runtime.Goexit")
+					assert.ErrorIs(t, err, crew.ErrGoexit)
 				default:
 					assert.ErrorIs(t, err, boom)
 				}

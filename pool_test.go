@@ -400,36 +400,49 @@ func TestWaitLeavesNoGoroutine(t *testing.T) {
 	goleak.VerifyNone(t, ignore)
 }
 
-func TestJobThatCallsGoexitEndsItsWorkerNotThePool(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		p := crew.NewGroup(2)
-		var ran atomic.Int32
-		require.NoError(t, p.Submit(context.Background(), func(context.Context) error {
-			runtime.Goexit()
-			return nil
-		}))
-		for range 50 {
-			require.NoError(t, p.Submit(context.Background(), func(context.Context) error {
-				ran.Add(1)
-				return nil
-			}))
-		}
-		err := p.Wait()
-		require.Error(t, err)
-		assert.Contains(t, err.Error(), "runtime.Goexit")
-		s := p.Stats()
-		assert.EqualValues(t, 50, int64(ran.Load())+s.Dropped, "every other job ran or was dropped with its worker")
+// runtime.Goexit in a job (t.FailNow inside a job does it) fails the job
+// and ends its goroutine, never the worker: a new goroutine takes the
+// worker on, so the pool keeps its size, and the jobs after it run.
+func TestAJobThatCallsGoexitFailsButNeverShrinksThePool(t *testing.T) {
+	exit := func(context.Context) error { runtime.Goexit(); return nil }
+	for _, inBatch := range []bool{false, true} {
+		name := map[bool]string{false: "the pool's own job", true: "a batch's job"}[inBatch]
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				m := &metered{}
+				p := crew.NewGroup(1, crew.WithMetrics(m))
+				b, _ := p.NewBatch(context.Background())
+				submit := p.Submit
+				if inBatch {
+					submit = b.Submit
+				}
+				require.NoError(t, submit(context.Background(), exit))
+				synctest.Wait() // the job ended; a new goroutine waits for the next
+				s := p.Stats()
+				assert.Equal(t, 1, s.Workers, "the pool keeps its worker")
+				assert.EqualValues(t, 1, s.Replaced)
+				assert.Equal(t, 1, crew.PoolIdle(p))
 
-		// With no worker left, Submit says so instead of blocking.
-		p = crew.NewGroup(1, crew.WithDeadLetters(func(crew.DeadLetter) {}))
-		require.NoError(t, p.Submit(context.Background(), func(context.Context) error {
-			runtime.Goexit()
-			return nil
-		}))
-		synctest.Wait() // the worker is buried
-		assert.ErrorIs(t, p.Submit(context.Background(), func(context.Context) error { return nil }), crew.ErrNoRoutee)
-		assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
-	})
+				var ran atomic.Int32
+				for range 50 {
+					require.NoError(t, p.Submit(context.Background(), func(context.Context) error { ran.Add(1); return nil }))
+				}
+				failed, other := b.Wait(), p.Wait()
+				if !inBatch {
+					failed, other = other, failed
+				}
+				require.ErrorIs(t, failed, crew.ErrGoexit)
+				assert.EqualError(t, failed, "crew: job called runtime.Goexit")
+				assert.NoError(t, other)
+				assert.EqualValues(t, 50, ran.Load())
+				s = p.Stats()
+				assert.EqualValues(t, 51, s.Completed)
+				assert.EqualValues(t, 1, s.Failed)
+				assert.Zero(t, s.Dropped)
+				assert.EqualValues(t, 1, m.only(t).count(crew.EventReplaced))
+			})
+		})
+	}
 }
 
 func TestBadInputPanicsWithACrewMessage(t *testing.T) {
@@ -753,24 +766,31 @@ func TestStatsCountInlineJobsOfJobGoroutines(t *testing.T) {
 	}
 }
 
-// Submitters race workers that die (runtime.Goexit): Submit may return nil
-// or ErrNoRoutee, and must never panic or hang.
-func TestSubmitWhileTheLastWorkersDie(t *testing.T) {
-	die := func(context.Context) error { runtime.Goexit(); return nil }
+// Submitters race workers whose jobs call runtime.Goexit: every Submit
+// is accepted, every job runs and fails, and every worker's goroutine
+// that a job ended is replaced; nothing panics or hangs.
+func TestSubmitWhileEveryJobCallsGoexit(t *testing.T) {
+	exit := func(context.Context) error { runtime.Goexit(); return nil }
 	for range 3000 {
-		p := crew.NewGroup(2, crew.WithQueueSize(1), crew.WithDeadLetters(func(crew.DeadLetter) {}))
+		p := crew.NewGroup(2, crew.WithQueueSize(1))
 		var wg sync.WaitGroup
 		for range 8 {
 			wg.Go(func() {
 				for range 4 {
-					if err := p.Submit(context.Background(), die); err != nil && !errors.Is(err, crew.ErrNoRoutee) {
+					if err := p.Submit(context.Background(), exit); err != nil {
 						t.Error(err)
 					}
 				}
 			})
 		}
 		wg.Wait()
-		_ = p.Wait()
+		if !assert.ErrorIs(t, p.Wait(), crew.ErrGoexit) {
+			return
+		}
+		s := p.Stats()
+		if !assert.Equal(t, [3]int64{32, 32, 32}, [3]int64{s.Completed, s.Failed, s.Replaced}) || !assert.Equal(t, 2, s.Workers) {
+			return
+		}
 	}
 }
 

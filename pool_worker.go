@@ -17,8 +17,9 @@ import (
 // gives it: after each job, in the same turn of the scheduler's lock that
 // counts the job out, it takes the next (see sched.Scheduler.Next), and
 // finding none it waits until the scheduler grants it one. The pool starts
-// it, and it ends when Wait stops it, when Resize retires it, or when a
-// job calls runtime.Goexit.
+// it, and it ends when Wait stops it or when Resize retires it. A
+// runtime.Goexit (in a job, say) ends its goroutine, not the worker: a new
+// goroutine goes on from where it stopped (see replace).
 type worker[T any] struct {
 	pool *Pool[T]
 	rec  *sched.Worker[T, *Batch[T]] // the scheduler's record of the worker
@@ -31,6 +32,7 @@ type worker[T any] struct {
 	g       *sched.Grant[T, *Batch[T]] // the job it holds: given to it, and run once started is set
 	started bool                       // g's job started: the next Next counts it out
 	inJob   bool                       // g's job's handler runs: a panic now is the job's
+	resume  bool                       // a runtime.Goexit ended the last goroutine inside Next: take the step Next decided (see replace)
 	streak  int                        // jobs run since the worker was idle, or since yield last looked
 	every   int                        // how many jobs yield looks at the clock once in
 	since   time.Time                  // when yield began to time the worker's streak
@@ -72,12 +74,12 @@ func (w *worker[T]) run() {
 // jobs runs the jobs the scheduler gives the worker, until the scheduler
 // stops the worker (jobs returns false), a job panics (jobs records the
 // panic as the job's failure and returns true, for run to call it again)
-// or something calls runtime.Goexit (the worker dies: see died). One
-// deferred call per run of jobs recovers a panic, rather than one per
-// job. It keeps only a job's panic (one raised while a handler runs:
-// inJob), and only with recovery on: any other goes on, raised again at
-// once with its stack, which the deferred call runs on top of, and
-// crashes the process as it would without the pool.
+// or something calls runtime.Goexit (a new goroutine takes the worker
+// on: see exited). One deferred call per run of jobs recovers a panic,
+// rather than one per job. It keeps only a job's panic (one raised while
+// a handler runs: inJob), and only with recovery on: any other goes on,
+// raised again at once with its stack, which the deferred call runs on
+// top of, and crashes the process as it would without the pool.
 func (w *worker[T]) jobs() (again bool) {
 	p := w.pool
 	returned := false
@@ -86,9 +88,8 @@ func (w *worker[T]) jobs() (again bool) {
 			return
 		}
 		switch v := recover(); {
-		case v == nil: // runtime.Goexit, in a job or in a dead-letter sink
-			w.measured()
-			w.died(w.g, w.started)
+		case v == nil: // runtime.Goexit: in a job, a dead-letter sink, the error handler or the Recorder
+			w.exited()
 		case !w.inJob || p.noRecovery:
 			panic(v)
 		default:
@@ -96,9 +97,7 @@ func (w *worker[T]) jobs() (again bool) {
 		}
 	}()
 	for {
-		ended := w.started
-		w.started = false // Next may deliver dead letters, whose sink may call runtime.Goexit: then w holds a job not started
-		g, ok := p.s.Next(w.rec, ended, w.ran, w.now, p.seesStop())
+		g, ok := w.next()
 		if !ok { // stopped by Wait, or retired
 			returned = true
 			return false
@@ -134,15 +133,30 @@ func (w *worker[T]) jobs() (again bool) {
 	}
 }
 
+// next counts out the job the worker holds, if it started, and takes its
+// next one (see sched.Scheduler.Next). A worker whose last goroutine a
+// runtime.Goexit ended inside Next (in a dead-letter sink) takes the step
+// that Next had decided instead.
+func (w *worker[T]) next() (*sched.Grant[T, *Batch[T]], bool) {
+	if w.resume {
+		w.resume = false
+		return w.pool.s.Resume(w.rec)
+	}
+	ended := w.started
+	w.started = false // Next may deliver dead letters, whose sink may call runtime.Goexit: then w holds a job not started
+	return w.pool.s.Next(w.rec, ended, w.ran, w.now, w.pool.seesStop())
+}
+
 // recovered records v, the recovered panic of the job the worker holds,
 // as the job's failure, and reports true. If the error handler (or the
-// Recorder) calls runtime.Goexit meanwhile, the worker dies instead.
+// Recorder) calls runtime.Goexit meanwhile, a new goroutine takes the
+// worker on.
 func (w *worker[T]) recovered(v any) bool {
 	w.inJob = false
 	exited := true
 	defer func() {
 		if exited {
-			w.died(w.g, true)
+			w.replace()
 		}
 	}()
 	w.measured() // first: the job ended, whatever the error handler does
@@ -198,7 +212,8 @@ func (p *Pool[T]) runInline(ctx context.Context, job T, b *Batch[T], w *worker[T
 // false), of a job run inline, and counts it: in the pool's Inline and,
 // for a batch's, in its batch's, or else as its worker's (w, which a
 // batch's job, whose context its batch's jobs share, does not know). A
-// Goexit goes on to end the job that ran it, which fails too (see died).
+// Goexit goes on to end the job that ran it, which fails too (see
+// exited).
 func (p *Pool[T]) finishInline(b *Batch[T], w *worker[T], returned *bool) {
 	var v any
 	if !p.noRecovery { // else a panic goes on, and crashes the process
@@ -208,11 +223,7 @@ func (p *Pool[T]) finishInline(b *Batch[T], w *worker[T], returned *bool) {
 	case v != nil:
 		p.fail(panicked("job", panics.NewRecovered(1, v)), b)
 	case !*returned: // a Goexit (or, WithoutPanicRecovery, a panic on its way to crash the process)
-		name := p.name
-		if w != nil {
-			name = w.name
-		}
-		p.fail(&actorError{name: name, err: errGoexit}, b)
+		p.fail(goexited("job"), b)
 	}
 	if b != nil {
 		b.inline.Add(1)
@@ -222,20 +233,37 @@ func (p *Pool[T]) finishInline(b *Batch[T], w *worker[T], returned *bool) {
 	p.inline.Add(1)
 }
 
-// died takes the worker out of its pool once runtime.Goexit ended its
-// goroutine: in g's job if started (the Goexit fails it, and its batch or
-// the pool), else in a dead-letter sink, before the job the worker holds,
-// if any, started (the Goexit fails the pool). The jobs left with the
-// worker become dead letters.
-func (w *worker[T]) died(g *sched.Grant[T, *Batch[T]], started bool) {
-	p := w.pool
+// exited records a runtime.Goexit that is ending the worker's goroutine:
+// in the job it holds, if that started (the job fails, with its batch or
+// the pool), else in a dead-letter sink, before that job started (the pool
+// fails). Then a new goroutine takes the worker on, even if the error
+// handler calls runtime.Goexit again.
+func (w *worker[T]) exited() {
+	defer w.replace()
+	w.inJob = false
+	w.measured()
 	var b *Batch[T]
-	if started {
-		b = g.Batch()
+	if w.started {
+		b = w.g.Batch()
 	}
-	p.fail(&actorError{name: w.name, err: errGoexit}, b)
-	lost := p.s.Bury(w.rec, started, w.ran, w.now)
-	p.deadLetters(lost, w.name, errGoexit)
+	w.pool.fail(goexited("job"), b)
+}
+
+// replace starts a goroutine in the place of the worker's, which a
+// runtime.Goexit is ending, and counts it (Stats.Replaced, EventReplaced).
+// The new goroutine goes on from where this one stopped: it counts out
+// the job the worker held, if that started (see jobs), or, if Next was
+// under way (started is false then), takes the step Next decided. The
+// pool's Wait waits for it: it is counted in before this one is counted
+// out. This goroutine leaves the worker's fields alone from then on.
+func (w *worker[T]) replace() {
+	p := w.pool
+	w.resume = !w.started
+	w.start()
+	p.replaced.Add(1)
+	if p.rec != nil {
+		p.rec.Add(EventReplaced, 1)
+	}
 }
 
 // workerIndex reports the worker's index in its pool (for tests).

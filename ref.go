@@ -107,7 +107,11 @@ type counted interface {
 // error handler (WithErrorHandler; by default a sparse log) and the actor
 // goes on with the next message: a panic never kills the actor or the
 // process. A panic is recovered with its stack by conc's panics package and
-// reported as an error that errors.As unwraps to *panics.ErrRecovered.
+// reported as an error that errors.As unwraps to *panics.ErrRecovered. A
+// runtime.Goexit in handle (t.FailNow, in a test's handler) never stops
+// the actor either: it is reported as an error that errors.Is matches
+// with ErrGoexit, and a new goroutine goes on with the next message
+// (EventReplaced, with WithMetrics).
 //
 // Options: WithMailbox (default NewUnbounded), WithDeadLetters,
 // WithErrorHandler, WithoutPanicRecovery, WithMetrics, WithName (default
@@ -167,7 +171,7 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 		r.rec = o.metrics.Track(Source{Kind: SourceActor, Name: name, Gauges: r.gauges})
 		r.ownRec = r.rec != nil
 	}
-	go r.run(ctx) // ends once the actor stops: Stop, ctx done, or Goexit in handle
+	go r.run(ctx) // ends once the actor stops: Stop, or ctx done; a runtime.Goexit starts another in its place
 	return r
 }
 

@@ -2,7 +2,6 @@ package crew
 
 import (
 	"context"
-	"errors"
 
 	"github.com/sourcegraph/conc/panics"
 )
@@ -10,7 +9,8 @@ import (
 // The actor's goroutine: it drains the mailbox, calls the handler for
 // one message at a time, and reports what the handler returned or raised.
 
-// run is the actor's goroutine.
+// run is the actor's goroutine, until a runtime.Goexit ends it: then
+// another run goes on in its place (see exited).
 func (r *Ref[T]) run(ctx context.Context) {
 	// When ctx ends, stop at once, not after the message in hand: Tell
 	// refuses from then on and routers skip the actor.
@@ -19,13 +19,8 @@ func (r *Ref[T]) run(ctx context.Context) {
 	defer func() {
 		unregister()
 		if !returned {
-			if r.rec != nil {
-				r.rec.Add(EventCompleted, 1) // its handler called runtime.Goexit: handled, and failed (report)
-			}
-			// handle called runtime.Goexit (a panic would have been
-			// recovered): the goroutine is ending, so the actor must too.
-			r.report(errGoexit)
-			r.shutdown(errGoexit)
+			r.exited(ctx)
+			return
 		}
 		r.busy.Store(false)
 		r.end()
@@ -35,7 +30,23 @@ func (r *Ref[T]) run(ctx context.Context) {
 	r.shutdown(ErrStopped) // a no-op unless the loop ended for another reason
 }
 
-var errGoexit = errors.New("crew: handler called runtime.Goexit")
+// exited reports a runtime.Goexit that is ending the actor's goroutine (a
+// panic would have been recovered) as its handler's failure, as the
+// handler's panic is, and starts a goroutine that goes on with the next
+// message, even if the error handler calls runtime.Goexit again. The
+// message in hand counts as handled.
+func (r *Ref[T]) exited(ctx context.Context) {
+	defer func() {
+		go r.run(ctx)
+		if r.rec != nil {
+			r.rec.Add(EventReplaced, 1)
+		}
+	}()
+	if r.rec != nil {
+		r.rec.Add(EventCompleted, 1)
+	}
+	r.report(goexited("handler"))
+}
 
 // loop handles messages until the actor stops.
 func (r *Ref[T]) loop(ctx context.Context) {

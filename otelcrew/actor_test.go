@@ -35,7 +35,7 @@ func TestAnActorsMessagesAndGaugesAreRecorded(t *testing.T) {
 	<-started
 	counts, levels := collect(t, reader).split("crew.actor=clerk")
 	assert.Equal(t, actorLevels(4, 1, 1), levels, "the first message held, four behind it")
-	assert.Equal(t, actorCounts(5, 0, 0, 0, 0), counts)
+	assert.Equal(t, actorCounts(5, 0, 0, 0, 0, 0), counts)
 
 	close(release)
 	actor.Drain()
@@ -43,7 +43,7 @@ func TestAnActorsMessagesAndGaugesAreRecorded(t *testing.T) {
 	require.ErrorIs(t, actor.Tell(ctx, 9), crew.ErrStopped)
 	counts, levels = collect(t, reader).split("crew.actor=clerk")
 	assert.Empty(t, levels, "the actor has exited: its gauges are gone")
-	assert.Equal(t, actorCounts(5, 5, 2, 1, 1), counts, "a Tell refused after the end is a dead letter")
+	assert.Equal(t, actorCounts(5, 5, 2, 1, 1, 0), counts, "a Tell refused after the end is a dead letter")
 }
 
 // A router reports under its own name, with the actors' instruments: its
@@ -78,6 +78,6 @@ func TestARoutersRouteesAddUpUnderItsName(t *testing.T) {
 		<-router.Done()
 		counts, levels := collect(t, reader).split("crew.actor=fleet")
 		assert.Empty(t, levels, "every routee has exited")
-		assert.Equal(t, actorCounts(33, 33, 0, 0, 0), counts)
+		assert.Equal(t, actorCounts(33, 33, 0, 0, 0, 0), counts)
 	})
 }

@@ -54,6 +54,7 @@ func Example() {
 	// crew.pool.panicked.jobs{resize} 0
 	// crew.pool.skipped.jobs{resize} 0
 	// crew.pool.dropped.jobs{resize} 0
+	// crew.pool.replaced.workers{resize} 0
 	// crew.pool.job.wait.duration: 3 observations
 	// crew.pool.job.run.duration: 3 observations
 }

@@ -117,26 +117,28 @@ func (r reading) split(attrs string) (counts, levels map[string]int64) {
 }
 
 // poolCounts returns a pool's counters as split returns them.
-func poolCounts(submitted, completed, failed, panicked, skipped, dropped int64) map[string]int64 {
+func poolCounts(submitted, completed, failed, panicked, skipped, dropped, replaced int64) map[string]int64 {
 	return map[string]int64{
-		"crew.pool.submitted.jobs": submitted,
-		"crew.pool.completed.jobs": completed,
-		"crew.pool.failed.jobs":    failed,
-		"crew.pool.panicked.jobs":  panicked,
-		"crew.pool.skipped.jobs":   skipped,
-		"crew.pool.dropped.jobs":   dropped,
+		"crew.pool.submitted.jobs":   submitted,
+		"crew.pool.completed.jobs":   completed,
+		"crew.pool.failed.jobs":      failed,
+		"crew.pool.panicked.jobs":    panicked,
+		"crew.pool.skipped.jobs":     skipped,
+		"crew.pool.dropped.jobs":     dropped,
+		"crew.pool.replaced.workers": replaced,
 	}
 }
 
 // actorCounts returns an actor's or a router's counters as split returns
 // them.
-func actorCounts(told, handled, failed, panicked, dropped int64) map[string]int64 {
+func actorCounts(told, handled, failed, panicked, dropped, replaced int64) map[string]int64 {
 	return map[string]int64{
-		"crew.actor.told.messages":     told,
-		"crew.actor.handled.messages":  handled,
-		"crew.actor.failed.messages":   failed,
-		"crew.actor.panicked.messages": panicked,
-		"crew.actor.dropped.messages":  dropped,
+		"crew.actor.told.messages":       told,
+		"crew.actor.handled.messages":    handled,
+		"crew.actor.failed.messages":     failed,
+		"crew.actor.panicked.messages":   panicked,
+		"crew.actor.dropped.messages":    dropped,
+		"crew.actor.replaced.goroutines": replaced,
 	}
 }
 

@@ -24,16 +24,17 @@ const (
 // call into the SDK; durations go to the histograms as they happen.
 type family struct {
 	key    attribute.Key
-	counts [crew.EventDropped + 1]metric.Int64ObservableCounter // by crew.Event; nil where the kind has none
+	counts [crew.EventReplaced + 1]metric.Int64ObservableCounter // by crew.Event; nil where the kind has none
 
 	wait, run  metric.Float64Histogram         // pools only
 	tenantTime metric.Float64ObservableCounter // pools only
 }
 
-// A counterSpec names the counter of one event.
+// A counterSpec names the counter of one event, and its unit if not the
+// family's.
 type counterSpec struct {
-	event      crew.Event
-	name, desc string
+	event            crew.Event
+	name, desc, unit string
 }
 
 // newFamily makes the counters of specs under the unit unit, with attribute
@@ -42,7 +43,11 @@ func newFamily(meter metric.Meter, key attribute.Key, unit string, specs []count
 	f := family{key: key}
 	var errs []error
 	for _, s := range specs {
-		c, err := meter.Int64ObservableCounter(s.name, metric.WithUnit(unit), metric.WithDescription(s.desc))
+		u := unit
+		if s.unit != "" {
+			u = s.unit
+		}
+		c, err := meter.Int64ObservableCounter(s.name, metric.WithUnit(u), metric.WithDescription(s.desc))
 		errs = append(errs, err)
 		f.counts[s.event] = c
 	}
@@ -53,12 +58,13 @@ func newFamily(meter metric.Meter, key attribute.Key, unit string, specs []count
 // boundaries buckets) and tenants' run time.
 func newPoolFamily(meter metric.Meter, buckets []float64) (family, error) {
 	f, err := newFamily(meter, PoolKey, "{job}", []counterSpec{
-		{crew.EventSubmitted, "crew.pool.submitted.jobs", "Jobs accepted by Submit or TrySubmit, a batch's included."},
-		{crew.EventCompleted, "crew.pool.completed.jobs", "Jobs that ran, failed or not."},
-		{crew.EventFailed, "crew.pool.failed.jobs", "Jobs that returned an error, panicked or called runtime.Goexit."},
-		{crew.EventPanicked, "crew.pool.panicked.jobs", "Jobs that panicked (counted as failed too)."},
-		{crew.EventSkipped, "crew.pool.skipped.jobs", "Jobs skipped: their pool's or batch's context was done when they would have been dispatched."},
-		{crew.EventDropped, "crew.pool.dropped.jobs", "Jobs that became dead letters for another reason than a skip."},
+		{crew.EventSubmitted, "crew.pool.submitted.jobs", "Jobs accepted by Submit or TrySubmit, a batch's included.", ""},
+		{crew.EventCompleted, "crew.pool.completed.jobs", "Jobs that ran, failed or not.", ""},
+		{crew.EventFailed, "crew.pool.failed.jobs", "Jobs that returned an error, panicked or called runtime.Goexit.", ""},
+		{crew.EventPanicked, "crew.pool.panicked.jobs", "Jobs that panicked (counted as failed too).", ""},
+		{crew.EventSkipped, "crew.pool.skipped.jobs", "Jobs skipped: their pool's or batch's context was done when they would have been dispatched.", ""},
+		{crew.EventDropped, "crew.pool.dropped.jobs", "Jobs that became dead letters for another reason than a skip.", ""},
+		{crew.EventReplaced, "crew.pool.replaced.workers", "Workers whose goroutine a runtime.Goexit (a job's, say) ended, each taken on at once by a new goroutine.", "{worker}"},
 	})
 	errs := []error{err}
 	f.wait, err = meter.Float64Histogram("crew.pool.job.wait.duration", metric.WithUnit("s"),
@@ -78,11 +84,12 @@ func newPoolFamily(meter metric.Meter, buckets []float64) (family, error) {
 // newActorFamily makes the counters of actors and routers.
 func newActorFamily(meter metric.Meter) (family, error) {
 	return newFamily(meter, ActorKey, "{message}", []counterSpec{
-		{crew.EventSubmitted, "crew.actor.told.messages", "Messages accepted by Tell or Broadcast."},
-		{crew.EventCompleted, "crew.actor.handled.messages", "Messages handled, failed or not."},
-		{crew.EventFailed, "crew.actor.failed.messages", "Messages whose handler returned an error, panicked or called runtime.Goexit."},
-		{crew.EventPanicked, "crew.actor.panicked.messages", "Messages whose handler panicked (counted as failed too)."},
-		{crew.EventDropped, "crew.actor.dropped.messages", "Messages that became dead letters, a refused Tell's included."},
+		{crew.EventSubmitted, "crew.actor.told.messages", "Messages accepted by Tell or Broadcast.", ""},
+		{crew.EventCompleted, "crew.actor.handled.messages", "Messages handled, failed or not.", ""},
+		{crew.EventFailed, "crew.actor.failed.messages", "Messages whose handler returned an error, panicked or called runtime.Goexit.", ""},
+		{crew.EventPanicked, "crew.actor.panicked.messages", "Messages whose handler panicked (counted as failed too).", ""},
+		{crew.EventDropped, "crew.actor.dropped.messages", "Messages that became dead letters, a refused Tell's included.", ""},
+		{crew.EventReplaced, "crew.actor.replaced.goroutines", "Actors whose goroutine a runtime.Goexit (in the handler, say) ended, each taken on at once by a new goroutine.", "{goroutine}"},
 	})
 }
 

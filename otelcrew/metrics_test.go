@@ -25,7 +25,7 @@ func TestEachEventGoesToItsInstrument(t *testing.T) {
 	m, reader := newMetrics(t)
 	pool := m.Track(source(crew.SourcePool, "p", &crew.Gauges{Queued: 1, Running: 2, Workers: 3, Blocked: 4}))
 	actor := m.Track(source(crew.SourceActor, "a", &crew.Gauges{Queued: 5, Running: 1, Workers: 1}))
-	events := []crew.Event{crew.EventSubmitted, crew.EventCompleted, crew.EventFailed, crew.EventPanicked, crew.EventSkipped, crew.EventDropped}
+	events := []crew.Event{crew.EventSubmitted, crew.EventCompleted, crew.EventFailed, crew.EventPanicked, crew.EventSkipped, crew.EventDropped, crew.EventReplaced}
 	for i, e := range events {
 		pool.Add(e, i+1)
 		actor.Add(e, 10*(i+1))
@@ -38,10 +38,10 @@ func TestEachEventGoesToItsInstrument(t *testing.T) {
 
 	r := collect(t, reader)
 	counts, levels := r.split("crew.pool=p")
-	assert.Equal(t, poolCounts(1, 2, 3, 4, 5, 6), counts)
+	assert.Equal(t, poolCounts(1, 2, 3, 4, 5, 6, 7), counts)
 	assert.Equal(t, poolLevels(1, 2, 3, 4), levels)
 	counts, levels = r.split("crew.actor=a")
-	assert.Equal(t, actorCounts(10, 20, 30, 40, 60), counts, "an actor skips nothing")
+	assert.Equal(t, actorCounts(10, 20, 30, 40, 60, 70), counts, "an actor skips nothing")
 	assert.Equal(t, actorLevels(5, 1, 1), levels)
 	assert.InDelta(t, 0.003, r.hists["crew.pool.job.wait.duration{crew.pool=p}"].Sum, 1e-12)
 	assert.InDelta(t, 0.005, r.hists["crew.pool.job.run.duration{crew.pool=p}"].Sum, 1e-12)
@@ -59,6 +59,7 @@ func TestEachEventGoesToItsInstrument(t *testing.T) {
 		{"crew.pool.panicked.jobs", "{job}", "counter"},
 		{"crew.pool.skipped.jobs", "{job}", "counter"},
 		{"crew.pool.dropped.jobs", "{job}", "counter"},
+		{"crew.pool.replaced.workers", "{worker}", "counter"},
 		{"crew.pool.job.wait.duration", "s", "histogram"},
 		{"crew.pool.job.run.duration", "s", "histogram"},
 		{"crew.pool.tenant.time", "s", "counter"},
@@ -71,6 +72,7 @@ func TestEachEventGoesToItsInstrument(t *testing.T) {
 		{"crew.actor.failed.messages", "{message}", "counter"},
 		{"crew.actor.panicked.messages", "{message}", "counter"},
 		{"crew.actor.dropped.messages", "{message}", "counter"},
+		{"crew.actor.replaced.goroutines", "{goroutine}", "counter"},
 		{"crew.actor.mailbox.length", "{message}", "updown"},
 		{"crew.actor.busy", "{actor}", "updown"},
 		{"crew.actor.count", "{actor}", "updown"},
@@ -91,7 +93,7 @@ func TestEachEventGoesToItsInstrument(t *testing.T) {
 			assert.Equal(t, c.kind, kind)
 		})
 	}
-	assert.Len(t, r.metrics, 21, "every instrument is listed above")
+	assert.Len(t, r.metrics, 23, "every instrument is listed above")
 }
 
 // A source that has ended is forgotten: its gauges leave its name's sum
@@ -120,7 +122,7 @@ func TestAnEndedSourceIsForgottenAndItsCountsStay(t *testing.T) {
 	third := m.Track(source(crew.SourcePool, "x", &crew.Gauges{Workers: 1}))
 	counts, l := collect(t, reader).split("crew.pool=x")
 	assert.Equal(t, poolLevels(0, 0, 1, 0), l)
-	assert.Equal(t, poolCounts(3, 0, 0, 0, 0, 1), counts, "the counts stay")
+	assert.Equal(t, poolCounts(3, 0, 0, 0, 0, 1, 0), counts, "the counts stay")
 	third.Close()
 }
 

@@ -50,7 +50,7 @@ func TestAPoolsJobsAreCountedAndTimedExactlyAfterWait(t *testing.T) {
 	r := collect(t, reader)
 	counts, levels := r.split("crew.pool=work")
 	const all = ok + failing + panicking
-	assert.Equal(t, poolCounts(all, all, failing+panicking, panicking, 0, 0), counts)
+	assert.Equal(t, poolCounts(all, all, failing+panicking, panicking, 0, 0, 0), counts)
 	assert.Empty(t, levels, "the pool has ended: its gauges are gone")
 	hists := of(r.hists, "crew.pool.", "crew.pool=work")
 	require.Len(t, hists, 2)
@@ -84,7 +84,7 @@ func TestAPoolsGaugesShowHeldJobsAndABlockedSubmitAndAddUpByName(t *testing.T) {
 		synctest.Wait() // p1: two run, two wait, one Submit is blocked; p2: one runs
 		counts, levels := collect(t, reader).split("crew.pool=shared")
 		assert.Equal(t, poolLevels(2, 3, 3, 1), levels)
-		assert.Equal(t, poolCounts(5, 0, 0, 0, 0, 0), counts, "the blocked Submit's job is not accepted yet")
+		assert.Equal(t, poolCounts(5, 0, 0, 0, 0, 0, 0), counts, "the blocked Submit's job is not accepted yet")
 
 		close(release1)
 		require.NoError(t, <-blocked)
@@ -92,14 +92,14 @@ func TestAPoolsGaugesShowHeldJobsAndABlockedSubmitAndAddUpByName(t *testing.T) {
 		r := collect(t, reader)
 		counts, levels = r.split("crew.pool=shared")
 		assert.Equal(t, poolLevels(0, 1, 1, 0), levels, "p2's alone")
-		assert.Equal(t, poolCounts(6, 5, 0, 0, 0, 0), counts)
+		assert.Equal(t, poolCounts(6, 5, 0, 0, 0, 0, 0), counts)
 
 		close(release2)
 		require.NoError(t, p2.Wait())
 		r = collect(t, reader)
 		counts, levels = r.split("crew.pool=shared")
 		assert.Empty(t, levels, "both ended: the name's gauges are gone")
-		assert.Equal(t, poolCounts(6, 6, 0, 0, 0, 0), counts, "the counts stay")
+		assert.Equal(t, poolCounts(6, 6, 0, 0, 0, 0, 0), counts, "the counts stay")
 		assert.EqualValues(t, 6, r.hists["crew.pool.job.wait.duration{crew.pool=shared}"].Count)
 		assert.EqualValues(t, 6, r.hists["crew.pool.job.run.duration{crew.pool=shared}"].Count)
 	})

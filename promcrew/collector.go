@@ -34,7 +34,7 @@ type family struct {
 	names  map[string]*series           // guarded by Collector.mu
 }
 
-const eventCount = int(crew.EventDropped)
+const eventCount = int(crew.EventReplaced)
 
 // New returns a Collector of crew's metrics (see the package doc for the
 // families), to register with Prometheus and give to crew.WithMetrics.
@@ -59,6 +59,7 @@ func New(opts ...Option) *Collector {
 				pool("jobs_panicked_total", "Jobs that panicked (counted in failed too)."),
 				pool("jobs_skipped_total", "Jobs skipped: their pool's or batch's context was done when they would have been dispatched."),
 				pool("jobs_dropped_total", "Jobs that became dead letters for another reason than a skip (evicted from a bounded mailbox, say)."),
+				pool("workers_replaced_total", "Workers whose goroutine a runtime.Goexit (a job's, say) ended, each taken on at once by a new goroutine."),
 			},
 			gauges: [4]*prometheus.Desc{
 				pool("queued_jobs", "Jobs waiting to be dispatched: the pool's backlog."),
@@ -82,6 +83,7 @@ func New(opts ...Option) *Collector {
 				actor("messages_panicked_total", "Messages whose handler panicked (counted in failed too)."),
 				nil,
 				actor("dead_letters_total", "Messages that became dead letters, a Tell refused after the end included."),
+				actor("goroutines_replaced_total", "Actors whose goroutine a runtime.Goexit (in the handler, say) ended, each taken on at once by a new goroutine."),
 			},
 			gauges: [4]*prometheus.Desc{
 				actor("mailbox_depth", "Messages waiting in the mailboxes, not counting those being handled."),

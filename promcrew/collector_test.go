@@ -267,7 +267,7 @@ func TestTheMetricsPassPromlint(t *testing.T) {
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	assert.Equal(t, 13+8, testutil.CollectAndCount(c), "a series per family: a live pool's 13, its tenant's included, and a live actor's 8")
+	assert.Equal(t, 14+9, testutil.CollectAndCount(c), "a series per family: a live pool's 14, its tenant's included, and a live actor's 9")
 }
 
 func TestTheOptionsNameLabelAndBucketTheSeries(t *testing.T) {

@@ -25,6 +25,7 @@
 //	crew_pool_jobs_panicked_total        counter    jobs that panicked (counted in failed too)
 //	crew_pool_jobs_skipped_total         counter    jobs skipped: their pool's or batch's context was done
 //	crew_pool_jobs_dropped_total         counter    jobs that became dead letters for another reason than a skip
+//	crew_pool_workers_replaced_total     counter    workers whose goroutine a runtime.Goexit ended, taken on by a new one
 //	crew_pool_queued_jobs                gauge      jobs waiting to be dispatched (the backlog)
 //	crew_pool_running_jobs               gauge      jobs running
 //	crew_pool_workers                    gauge      live workers
@@ -45,6 +46,7 @@
 //	crew_actor_messages_failed_total     counter    handlers that returned an error, panicked or called runtime.Goexit
 //	crew_actor_messages_panicked_total   counter    handlers that panicked (counted in failed too)
 //	crew_actor_dead_letters_total        counter    messages that became dead letters, a refused Tell's included
+//	crew_actor_goroutines_replaced_total counter    actors whose goroutine a runtime.Goexit ended, taken on by a new one
 //	crew_actor_mailbox_depth             gauge      messages waiting in the mailboxes
 //	crew_actor_busy                      gauge      messages being handled
 //	crew_actor_live                      gauge      actors that have not exited

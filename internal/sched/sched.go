@@ -329,6 +329,14 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 	return s.nextSlow(w, ended, ran, now, stop)
 }
 
+// Resume finishes, on a goroutine that took w's place, the Next that a
+// runtime.Goexit interrupted on w's last goroutine once the lock was
+// released (in a dead-letter sink): w runs the job Next gave it, or waits
+// for one, or exits, as Next decided.
+func (s *Scheduler[T, B]) Resume(w *Worker[T, B]) (*Grant[T, B], bool) {
+	return s.nextStep(w, w.pending)
+}
+
 // nextStep takes step st of Next: w runs the job it holds, or waits for
 // one, or exits.
 func (s *Scheduler[T, B]) nextStep(w *Worker[T, B], st step) (*Grant[T, B], bool) {

@@ -9,15 +9,14 @@ package sched
 // released.
 func (s *Scheduler[T, B]) nextSlow(w *Worker[T, B], ended bool, ran, now int64, stop error) (*Grant[T, B], bool) {
 	var a after[T, B]
-	var st step
 	if s.lane && stop == nil && !w.retired {
-		st = s.laneNext(w, ended, now, &a)
+		w.pending = s.laneNext(w, ended, now, &a)
 		s.mu.Unlock()
 	} else {
-		st = s.next(w, ended, ran, now, stop, &a)
+		w.pending = s.next(w, ended, ran, now, stop, &a)
 	}
-	s.run(&a) // may deliver dead letters: a sink may call runtime.Goexit, and the pool buries w with the job it now holds
-	return s.nextStep(w, st)
+	s.run(&a) // may deliver dead letters: a sink may call runtime.Goexit, and a new goroutine Resumes w
+	return s.nextStep(w, w.pending)
 }
 
 // count counts out the job worker w ended, which ran or was skipped, and

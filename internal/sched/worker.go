@@ -21,6 +21,7 @@ type Worker[T, B any] struct {
 	dead      bool          // a job called runtime.Goexit, ending the worker
 	timed     bool          // fair shares: the worker times that job
 	waited    bool          // its last Next waited for its job: the worker's goroutine's
+	pending   step          // what its Next under way does once the lock is released (see Resume): the worker's goroutine's
 	handled   int64         // jobs it ran (counted as they end)
 	nextGrant *Worker[T, B] // the next worker to wake once the lock is released (see after)
 	index     int

@@ -3,6 +3,7 @@ package crew_test
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -13,10 +14,11 @@ import (
 	"github.com/crewlib/crew"
 )
 
-// Tests of pools whose workers die (a job calls runtime.Goexit) and of the
-// races around Wait, found by review.
+// Tests of pools whose jobs, sinks or error handlers call runtime.Goexit
+// (a new goroutine takes the worker on), and of the races around Wait,
+// found by review.
 
-func TestTheLastWorkerDyingRefusesTheBlockedSubmits(t *testing.T) {
+func TestAGoexitLetsTheBlockedSubmitsIn(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		opts []crew.Option
@@ -27,15 +29,16 @@ func TestTheLastWorkerDyingRefusesTheBlockedSubmits(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				started, release := make(chan struct{}), gateFor(t)
-				var dead letters
+				var ran recorder
 				p := crew.NewPool(1, func(_ context.Context, j int) error {
 					if j == 0 {
 						close(started)
 						<-release
 						runtime.Goexit()
 					}
+					ran.add(j)
 					return nil
-				}, append(tc.opts, crew.WithQueueSize(1), crew.WithDeadLetters(dead.sink))...)
+				}, append(tc.opts, crew.WithQueueSize(1))...)
 				ctx := context.Background()
 				require.NoError(t, p.Submit(ctx, 0))
 				<-started
@@ -45,12 +48,14 @@ func TestTheLastWorkerDyingRefusesTheBlockedSubmits(t *testing.T) {
 				synctest.Wait()
 				require.Equal(t, 1, crew.PoolBlocked(p))
 				close(release)
-				assert.ErrorIs(t, <-errc, crew.ErrNoRoutee, "no worker is left to run it")
-				assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
-				assert.Equal(t, []int{1}, dead.messages(), "the queued job is a dead letter; the refused one is not")
+				assert.NoError(t, <-errc, "the room job 0 left goes to the blocked Submit")
+				assert.ErrorIs(t, p.Wait(), crew.ErrGoexit)
+				assert.Equal(t, []int{1, 2}, ran.get(), "the worker's new goroutine runs the jobs behind job 0")
 				s := p.Stats()
-				assert.EqualValues(t, 2, s.Submitted)
-				assert.EqualValues(t, 1, s.Dropped)
+				assert.EqualValues(t, 3, s.Submitted)
+				assert.EqualValues(t, 3, s.Completed)
+				assert.Zero(t, s.Dropped)
+				assert.EqualValues(t, 1, s.Replaced)
 			})
 		})
 	}
@@ -79,13 +84,13 @@ func TestAKeysNextJobIsSkippedWhenItsPredecessorsGoexitFailedThePool(t *testing.
 		synctest.Wait()
 		require.Equal(t, 1, crew.PoolIdle(p), "the other worker is idle: job 1 waits behind its key")
 		close(release)
-		assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
+		assert.ErrorIs(t, p.Wait(), crew.ErrGoexit)
 		assert.Zero(t, ranAfterDone.Load(), "job 1 ran after the pool stopped dispatching")
 		assert.EqualValues(t, 1, p.Stats().Canceled)
 	})
 }
 
-func TestAKeysNextJobKeepsItsTurnWhenItsWorkerDies(t *testing.T) {
+func TestAKeysNextJobKeepsItsTurnWhenItsPredecessorCallsGoexit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// Worker 0 runs k0 (key 0), behind which k1..k3 wait; worker 1 is idle;
 		// a Submit of key 1, later than all of them, is blocked. k0 calls
@@ -115,7 +120,7 @@ func TestAKeysNextJobKeepsItsTurnWhenItsWorkerDies(t *testing.T) {
 		require.Equal(t, 1, crew.PoolIdle(p))
 		close(release)
 		require.NoError(t, <-errc)
-		assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
+		assert.ErrorIs(t, p.Wait(), crew.ErrGoexit)
 		got := rec.get()
 		require.NotEmpty(t, got)
 		assert.Equal(t, 1, got[0], "start order %v", got)
@@ -213,16 +218,14 @@ func TestANaNKeyPanicsWithACrewMessage(t *testing.T) {
 	assert.Zero(t, p.Stats().Keys)
 }
 
-func TestTheLastWorkerDyingDropsTheJobsBehindAKeyARetiredWorkerStillRuns(t *testing.T) {
+func TestAGoexitBesideARetiredWorkerLeavesEveryKeysJobsToRun(t *testing.T) {
 	// Worker 0 runs key 1's first job, worker 1 key 2's; each key has a
-	// job behind it. Resize retires worker 1 while it runs, then worker 0's
-	// job calls runtime.Goexit: no worker is left to run key 2's second
-	// job once worker 1 ends the first, so it is dropped with key 1's, and
-	// Wait returns.
+	// job behind it. Resize retires worker 1 while it runs, then worker
+	// 0's job calls runtime.Goexit: its new goroutine runs key 1's second
+	// job, and, once worker 1 ends its job and exits, key 2's.
 	synctest.Test(t, func(t *testing.T) {
 		type job struct{ key, n int }
 		release := [2]chan struct{}{make(chan struct{}), make(chan struct{})}
-		var letters atomic.Int64
 		p := crew.NewPool(2, func(ctx context.Context, j job) error {
 			if j.n == 0 {
 				i := crew.WorkerIndex(ctx)
@@ -232,7 +235,7 @@ func TestTheLastWorkerDyingDropsTheJobsBehindAKeyARetiredWorkerStillRuns(t *test
 				}
 			}
 			return nil
-		}, crew.WithKey(func(j job) int { return j.key }), crew.WithDeadLetters(func(crew.DeadLetter) { letters.Add(1) }))
+		}, crew.WithKey(func(j job) int { return j.key }))
 		synctest.Wait() // both workers idle: the first job goes to worker 0, the second to worker 1
 		ctx := context.Background()
 		for _, j := range []job{{1, 0}, {2, 0}, {1, 1}, {2, 1}} {
@@ -240,67 +243,28 @@ func TestTheLastWorkerDyingDropsTheJobsBehindAKeyARetiredWorkerStillRuns(t *test
 		}
 		p.Resize(1) // retires worker 1, busy
 		close(release[0])
-		synctest.Wait() // worker 0 died, the last live one
-		assert.EqualValues(t, 2, letters.Load(), "both keys' second jobs are dropped")
-		close(release[1])
-		assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
-		s := p.Stats()
-		assert.EqualValues(t, 2, s.Completed)
-		assert.EqualValues(t, 2, s.Dropped)
-	})
-}
-
-func TestABatchWaitsForTheDeadLettersOfItsJobsTheLastWorkerLeft(t *testing.T) {
-	// The only worker dies while a job of the batch waits: the job is a
-	// dead letter, and the batch's Wait returns once the dead letter was
-	// delivered and counted, with an error that matches ErrNoRoutee.
-	synctest.Test(t, func(t *testing.T) {
-		started, release := make(chan struct{}), make(chan struct{})
-		p := crew.NewPool(1, func(_ context.Context, n int) error {
-			if n == 0 {
-				close(started)
-				<-release
-				runtime.Goexit()
-			}
-			return nil
-		})
-		ctx := context.Background()
-		require.NoError(t, p.Submit(ctx, 0))
-		<-started
-		delivering, delivered := make(chan struct{}), make(chan struct{})
-		b, _ := p.NewBatch(ctx, crew.WithDeadLetters(func(crew.DeadLetter) {
-			close(delivering)
-			<-delivered
-		}))
-		require.NoError(t, b.Submit(ctx, 1))
-		waited := make(chan error, 1)
-		go func() { waited <- b.Wait() }()
-		close(release)
-		<-delivering
 		synctest.Wait()
-		select {
-		case err := <-waited:
-			t.Fatalf("Batch.Wait returned %v while its job's dead letter was being delivered", err)
-		default:
-		}
-		close(delivered)
-		assert.ErrorIs(t, <-waited, crew.ErrNoRoutee)
-		assert.EqualValues(t, 1, b.Stats().Dropped)
-		assert.Error(t, p.Wait())
+		assert.EqualValues(t, 2, p.Stats().Completed, "key 1's jobs ran")
+		close(release[1])
+		assert.ErrorIs(t, p.Wait(), crew.ErrGoexit)
+		s := p.Stats()
+		assert.EqualValues(t, 4, s.Completed)
+		assert.Zero(t, s.Dropped)
+		assert.Equal(t, 1, s.Workers)
 	})
 }
 
-func TestADeadLetterSinkThatCallsGoexitOnAWorkerLosesNoJobCount(t *testing.T) {
+func TestADeadLetterSinkThatCallsGoexitOnAWorkerLosesNoJob(t *testing.T) {
 	// The only worker ends its job, lets in a blocked Submit whose job
 	// evicts the oldest from a DropOldest backlog, and takes the next job;
 	// the eviction's dead letter, delivered on the worker, calls
-	// runtime.Goexit before that job starts. The worker is gone: the job it
-	// took is dropped, not counted as run, and Wait returns.
+	// runtime.Goexit before that job starts. The worker's new goroutine
+	// runs the job it took, and the Goexit fails the pool.
 	synctest.Test(t, func(t *testing.T) {
 		started, release := make(chan struct{}), make(chan struct{})
-		var ran atomic.Int64
+		var ran recorder
 		p := crew.NewPool(1, func(_ context.Context, n int) error {
-			ran.Add(1)
+			ran.add(n)
 			if n == 0 {
 				close(started)
 				<-release
@@ -316,21 +280,22 @@ func TestADeadLetterSinkThatCallsGoexitOnAWorkerLosesNoJobCount(t *testing.T) {
 		synctest.Wait()
 		require.Equal(t, 1, crew.PoolBlocked(p))
 		close(release)
-		synctest.Wait() // the worker has let the blocked Submit in, and died
-		assert.ErrorContains(t, p.Wait(), "runtime.Goexit")
+		synctest.Wait() // the worker let the blocked Submit in, and a new goroutine ran the job it took
+		assert.ErrorIs(t, p.Wait(), crew.ErrGoexit)
 		s := p.Stats()
-		assert.EqualValues(t, 1, ran.Load())
-		assert.EqualValues(t, 1, s.Completed)
-		assert.EqualValues(t, 2, s.Dropped, "the evicted job and the one the worker took")
+		assert.Equal(t, []int{0, 2}, ran.get(), "job 1 was evicted")
+		assert.EqualValues(t, 2, s.Completed)
+		assert.EqualValues(t, 1, s.Dropped, "the evicted job")
+		assert.EqualValues(t, 1, s.Replaced)
 		assert.Zero(t, s.Running+s.Queued)
 	})
 }
 
-func TestAnErrorHandlerThatCallsGoexitAsAJobsPanicIsRecordedEndsTheWorkerNotWait(t *testing.T) {
+func TestAnErrorHandlerThatCallsGoexitAsAJobsPanicIsRecordedLosesNoFailure(t *testing.T) {
 	// A job panics; the error handler that the panic's failure reaches
-	// calls runtime.Goexit on the worker. The worker dies, its job counted
-	// out as run, and Wait returns (a worker left counted as running would
-	// keep it waiting forever).
+	// calls runtime.Goexit on the worker. The failure was recorded before
+	// the handler ran: Wait returns the panic; the job is counted out as
+	// run, and the worker goes on on a new goroutine.
 	synctest.Test(t, func(t *testing.T) {
 		var once atomic.Bool
 		p := crew.NewGroup(2, crew.WithErrorHandler(func(error) {
@@ -340,10 +305,79 @@ func TestAnErrorHandlerThatCallsGoexitAsAJobsPanicIsRecordedEndsTheWorkerNotWait
 		}))
 		require.NoError(t, p.Submit(context.Background(), func(context.Context) error { explode(); return nil }))
 		err := p.Wait()
-		assert.ErrorContains(t, err, "runtime.Goexit")
+		assert.ErrorContains(t, err, "crew: job panicked: kaboom")
 		s := p.Stats()
 		assert.EqualValues(t, 1, s.Completed)
+		assert.EqualValues(t, 1, s.Failed)
+		assert.EqualValues(t, 1, s.Replaced)
+		assert.Equal(t, 2, s.Workers)
 		assert.Zero(t, s.Running+s.Queued)
-		assert.Equal(t, 1, crew.PoolDeadWorkers(p))
 	})
+}
+
+// A runtime.Goexit reads the same wherever it happens, and errors.Is
+// matches it with ErrGoexit; the pool it ran on keeps its workers.
+func TestAGoexitIsOneFailureEverywhere(t *testing.T) {
+	exit := func(context.Context, int) (int, error) { runtime.Goexit(); return 0, nil }
+	inputs := []int{1, 2, 3}
+	forms := map[string]func(p *crew.Pool[crew.Job]) error{
+		"Map": func(*crew.Pool[crew.Job]) error {
+			_, err := crew.Map(t.Context(), 2, inputs, exit)
+			return err
+		},
+		"MapBatch": func(p *crew.Pool[crew.Job]) error {
+			_, err := crew.MapBatch(t.Context(), p, inputs, exit)
+			return err
+		},
+		"MapSeq": func(*crew.Pool[crew.Job]) error {
+			return gather(crew.MapSeq(t.Context(), 2, slices.Values(inputs), exit))[0].err
+		},
+		"MapSeqBatch": func(p *crew.Pool[crew.Job]) error {
+			return gather(crew.MapSeqBatch(t.Context(), p, slices.Values(inputs), exit))[0].err
+		},
+		"a Stream's task": func(*crew.Pool[crew.Job]) error {
+			s := crew.NewStream(t.Context(), 2)
+			_ = s.Submit(t.Context(), func(context.Context) (func() error, error) { runtime.Goexit(); return nil, nil })
+			return s.Wait()
+		},
+		"a Stream's callback": func(p *crew.Pool[crew.Job]) error {
+			s := crew.NewStreamBatch(t.Context(), p)
+			_ = s.Submit(t.Context(), func(context.Context) (func() error, error) {
+				return func() error { runtime.Goexit(); return nil }, nil
+			})
+			return s.Wait()
+		},
+	}
+	for name, run := range forms {
+		t.Run(name, func(t *testing.T) {
+			p := crew.NewGroup(2)
+			err := run(p)
+			require.ErrorIs(t, err, crew.ErrGoexit)
+			assert.EqualError(t, err, "crew: job called runtime.Goexit")
+			require.NoError(t, p.Wait(), "the failure was the batch's")
+			assert.Equal(t, 2, p.Stats().Workers)
+		})
+	}
+}
+
+func TestARoutersRouteeWhoseHandlerCallsGoexitGoesOn(t *testing.T) {
+	errs := make(chan error, 1)
+	var handled atomic.Int64
+	r := crew.SpawnRouter(context.Background(), 2, func(_ context.Context, v int) error {
+		if v == 0 {
+			runtime.Goexit()
+		}
+		handled.Add(1)
+		return nil
+	}, crew.WithName("r"), crew.WithStrategy(crew.RoundRobin()), crew.WithErrorHandler(func(err error) { errs <- err }))
+	for v := range 10 {
+		require.NoError(t, r.Tell(context.Background(), v))
+	}
+	err := <-errs
+	assert.ErrorIs(t, err, crew.ErrGoexit)
+	assert.EqualError(t, err, `crew: actor "r-0": handler called runtime.Goexit`)
+	r.Drain()
+	<-r.Done()
+	assert.EqualValues(t, 9, handled.Load(), "both routees handled the rest")
+	assert.Zero(t, r.DeadLetters())
 }
