@@ -64,12 +64,3 @@ func (e *actorError) Error() string {
 	return "crew: actor " + strconv.Quote(e.name) + ": " + strings.TrimPrefix(e.err.Error(), "crew: ")
 }
 func (e *actorError) Unwrap() error { return e.err }
-
-// A noWorkerError is what a pool whose workers all died returns: it says
-// so, and errors.Is matches it with ErrNoRoutee.
-type noWorkerError struct{ pool string }
-
-func (e *noWorkerError) Error() string {
-	return "crew: pool " + strconv.Quote(e.pool) + ": every worker has died (a job that calls runtime.Goexit ends its worker)"
-}
-func (e *noWorkerError) Is(target error) bool { return target == ErrNoRoutee }

@@ -74,10 +74,6 @@ func WorkerIndex(ctx context.Context) int {
 	return -1
 }
 
-// PoolDeadWorkers reports how many of p's workers a job's runtime.Goexit
-// ended.
-func PoolDeadWorkers[T any](p *Pool[T]) int { return p.s.Dead() }
-
 // BatchClosed reports whether b's Wait has begun.
 func BatchClosed[T any](b *Batch[T]) bool {
 	_, closed := b.pool.s.Closed(&b.rec)

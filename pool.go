@@ -81,7 +81,6 @@ type Pool[T any] struct {
 	sink          func(DeadLetter) // the user's dead-letter sink, or nil: logged
 	onError       func(error)      // WithErrorHandler, or nil
 	noRecovery    bool             // WithoutPanicRecovery: a job's panic is not recovered
-	noWorker      error            // what a Submit gets once every worker has died: it names the pool and matches ErrNoRoutee
 	rec           Recorder         // WithMetrics: where the pool reports, or nil
 	stamp         bool             // WithMetrics, and no backlog mailbox (which keeps no time): Submit stamps its job with when it was accepted
 	epoch         time.Time        // what clock reads from
@@ -149,8 +148,6 @@ func (p *Pool[T]) Name() string {
 //   - ctx is done already, or ends while Submit waits: ctx.Err();
 //   - the pool's context is done (after the first error of a WithContext
 //     group, say): that context's Err();
-//   - every worker has died (a job that calls runtime.Goexit ends its
-//     worker): an error matching ErrNoRoutee;
 //   - a backlog of your own (WithMailbox) refuses it: what a Fail or
 //     DropNewest mailbox returns (ErrMailboxFull, ErrDropped), which
 //     happens only when no worker is idle. A Backpressure mailbox makes

@@ -151,8 +151,7 @@ func (b *Batch[T]) entry() *sched.Batch[T, *Batch[T]] {
 // ErrBatchClosed, whatever ctx's state (but for a job's own Submit: see
 // below). Otherwise it returns ctx.Err() if ctx ends first, or at once if
 // ctx is already done; then the batch context's Err() once that context is
-// done (after the batch's first error, say); and ErrNoRoutee if every
-// worker of the pool has died. A job of the
+// done (after the batch's first error, say). A job of the
 // batch may submit more jobs to it, with the context it received, as a
 // pool's job may (see Pool.Submit): such a Submit never blocks, running the
 // new job inline when the pool is full (or, with WithLimit, queueing it
@@ -195,9 +194,7 @@ func (b *Batch[T]) TrySubmit(job T) bool {
 // batch's context was done), cancels the batch's context and returns the
 // batch's first error, or every error joined with WithAllErrors. If jobs were
 // skipped and none failed, it returns the cause of the batch's context, so
-// that a batch never reports success for jobs that did not run (and for
-// jobs left behind when every worker died, an error that errors.Is
-// matches with ErrNoRoutee). It waits for
+// that a batch never reports success for jobs that did not run. It waits for
 // the batch's jobs only, never for another batch's. Wait may be called more
 // than once, from any goroutine but the batch's own jobs (which would wait
 // for themselves); every call returns the same. A job that waits for a
@@ -224,9 +221,6 @@ func (b *Batch[T]) outcome(ended sched.Ended) error {
 		}
 		return context.Cause(b.pool.ctx)
 	}
-	if ended.Dropped > 0 {
-		return b.pool.noWorker
-	}
 	return nil
 }
 
@@ -248,14 +242,13 @@ func WithLimit(n int) Option {
 // BatchStats is a snapshot of a batch's counters, from Batch.Stats; after
 // the batch's Wait they are exact.
 type BatchStats struct {
-	Submitted int64 // jobs accepted: Completed + Canceled + Dropped + Queued + Running
+	Submitted int64 // jobs accepted: Completed + Canceled + Queued + Running
 	Queued    int   // jobs accepted and not dispatched yet: in the pool's backlog, or over the batch's limit
 	Running   int   // jobs dispatched (taken by a worker, or granted to one) and not ended
 	Completed int64 // jobs that ran, failed or not (Inline ones too)
 	Failed    int64 // jobs that returned an error, panicked or called runtime.Goexit (with the job that ran it inline, if one did: both fail)
 	Panicked  int64 // jobs that panicked
 	Canceled  int64 // jobs skipped because the batch's (or the pool's) context was done when they would have been dispatched
-	Dropped   int64 // jobs left behind when every worker of the pool died (each job that called runtime.Goexit ends its worker)
 	Inline    int64 // jobs submitted by a job of the batch while the pool was full, so run inline
 	Limit     int   // the batch's WithLimit, or 0
 
@@ -279,9 +272,9 @@ func (b *Batch[T]) Stats() BatchStats {
 	c := b.pool.s.BatchCounts(&b.rec)
 	s.Queued, s.Running = c.Queued, c.Running
 	s.Completed = c.Completed + s.Inline
-	s.Canceled, s.Dropped = c.Canceled, c.Dropped
+	s.Canceled = c.Canceled
 	s.RunTime = time.Duration(c.RunTime)
-	s.Submitted = s.Completed + s.Canceled + s.Dropped + int64(s.Queued+s.Running)
+	s.Submitted = s.Completed + s.Canceled + int64(s.Queued+s.Running)
 	return s
 }
 

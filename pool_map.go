@@ -118,5 +118,5 @@ func whyRefused(err error, bctx, pctx context.Context) error {
 	case pctx.Err() != nil:
 		return context.Cause(pctx) // the pool's context ended (its parent's end, its first error)
 	}
-	return err // its workers died
+	return err
 }

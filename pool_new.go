@@ -127,8 +127,6 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	if p.name == "" {
 		p.name = "pool-" + strconv.FormatInt(poolSeq.Add(1), 10)
 	}
-	p.noWorker = &noWorkerError{pool: p.name}
-	c.NoWorker = p.noWorker
 	p.epoch = time.Now()
 	parent := o.parent
 	if parent == nil {

@@ -142,8 +142,8 @@ func NewStream(ctx context.Context, workers int, opts ...Option) *Stream {
 // WithLimit is given) and the batch's options: WithLimit, WithTenant and
 // WithWeight (see NewBatch). Once p is closed (its Wait or Shutdown has
 // begun), Submit returns an error that errors.Is matches with
-// ErrPoolClosed; if p skips or drops the batch's queued tasks (its own
-// context ended, its workers died), the stream ends with the reason. It
+// ErrPoolClosed; if p skips the batch's queued tasks (its own context
+// ended), the stream ends with the reason. It
 // panics if ctx or p is nil, or if p takes no batches (see NewBatch).
 func NewStreamBatch(ctx context.Context, p *Pool[Job], opts ...Option) *Stream {
 	if p == nil {
@@ -194,8 +194,7 @@ func newStream(jctx, ctx context.Context, window int, noPanic bool, submit func(
 // already done; once the stream's context is done (after its first error,
 // say), that context's cause; once the stream's Wait has begun,
 // ErrBatchClosed; and the pool's refusal (ErrPoolClosed for a shared pool
-// whose Wait has begun, ErrNoRoutee once every worker has died). Submit
-// panics if ctx or task is nil.
+// whose Wait has begun). Submit panics if ctx or task is nil.
 func (s *Stream) Submit(ctx context.Context, task StreamTask) error {
 	if s.submit == nil {
 		s.unmade("Submit")
@@ -288,8 +287,8 @@ func (s *Stream) roomFor(ctx context.Context) error {
 
 // refusal is what Submit returns when it refuses a task: err, or the cause
 // of the stream's context if err only echoes its end. A task refused
-// because the stream is over (its context ended, its pool closed or lost
-// its workers) is lost to the stream, which keeps the reason for Wait; one
+// because the stream is over (its context ended, or its pool closed) is
+// lost to the stream, which keeps the reason for Wait; one
 // refused because Submit's own ctx ended is too if the stream's ctx has
 // ended by then (see Wait), and one refused because Wait began is not.
 func (s *Stream) refusal(ctx context.Context, err error) error {
@@ -314,7 +313,7 @@ func (s *Stream) refusal(ctx context.Context, err error) error {
 		s.gaveUp.Store(true)
 		return ctx.Err()
 	}
-	s.lost(err) // its workers died
+	s.lost(err) // any other refusal of the pool's
 	return err
 }
 
@@ -346,9 +345,9 @@ func (s *Stream) lostReason() error {
 // it then stops its pool's workers. If ctx ended first, it returns
 // context.Cause(ctx), also when a task returned ctx's own error because
 // ctx ended. If no task failed but Submit refused a task because the
-// stream was over (its context ended, its pool closed, or its workers
-// died), Wait returns why, as Map does: a loop that stops at Submit's
-// error learns from Wait that tasks were never run. A task refused
+// stream was over (its context ended, or its pool closed), Wait returns
+// why, as Map does: a loop that stops at Submit's error learns from Wait
+// that tasks were never run. A task refused
 // because Submit's own ctx ended counts only if the stream's ctx has
 // ended too by the time Wait returns (else the caller gave that task up,
 // and the stream went on); one refused because Wait had begun does not. Wait may be called more than once, from any

@@ -83,8 +83,6 @@ func (p *Pool[T]) refusal(v sched.Verdict, err error, b *Batch[T]) error {
 		return ErrPoolClosed
 	case sched.Stopped:
 		return sched.CtxErr(p.ctx)
-	case sched.NoWorker:
-		return p.noWorker
 	case sched.BatchShut:
 		return ErrBatchClosed
 	case sched.BatchStopped:

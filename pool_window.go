@@ -66,9 +66,9 @@ func windowOf(o *options, workers int) int {
 func discard(DeadLetter) {}
 
 // stopOn returns the dead-letter sink of an ordered stream that is a batch
-// of a shared pool: the pool skips or drops the batch's queued jobs when
-// its own context ends or its workers die, without canceling the batch,
-// and the stream would wait for them for ever. The sink stops the stream
+// of a shared pool: the pool skips the batch's queued jobs when its own
+// context ends, without canceling the batch, and the stream would wait
+// for them for ever. The sink stops the stream
 // with the reason, which its loop, or its Submits, then report.
 func stopOn(stop context.CancelCauseFunc) func(DeadLetter) {
 	return func(d DeadLetter) { stop(d.Reason) }

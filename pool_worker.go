@@ -166,7 +166,7 @@ func (w *worker[T]) recovered(v any) bool {
 }
 
 // measured reports the end of the job the worker holds, if it started and
-// was not skipped, as it returns or panics, or as the worker dies in it:
+// was not skipped, as it returns or panics, or as runtime.Goexit ends it:
 // its run time to the Recorder, or to the scheduler if it is timed.
 func (w *worker[T]) measured() {
 	switch g := w.g; {

@@ -13,8 +13,7 @@ import (
 // ErrNoRoutee is returned by a Router's Tell and Broadcast when it has no
 // live routee to send to, its routees having stopped on their own (after
 // the router's own Stop or Drain, they return ErrStopped); the caller still
-// has the message. A pool whose workers have all died returns an error
-// that errors.Is matches with it.
+// has the message.
 var ErrNoRoutee = errors.New("crew: router has no live routee")
 
 // A Router sends each message to one of its routees, as its Strategy picks,

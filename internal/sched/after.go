@@ -4,14 +4,12 @@ import "github.com/crewlib/crew/internal/queue"
 
 // An after is what a critical section leaves for once the lock is
 // released: workers to wake, each holding the job granted to it (linked
-// through them), blocked Submits to answer (their Err is set), the jobs
-// the backlog evicted to dead-letter, and, once the last worker died, the
-// blocked Submits to refuse with the pool's NoWorker.
+// through them), blocked Submits to answer (their Err is set), and the jobs
+// the backlog evicted to dead-letter.
 type after[T, B any] struct {
 	grants    *Worker[T, B]
 	replies   queue.Chain[queue.Waiter[task[T, B]]]
 	evictions bool // the backlog evicted jobs
-	noRoutee  Refusals[T, B]
 }
 
 // grant leaves g for worker w, which was idle, to wake to.
@@ -26,7 +24,7 @@ func (a *after[T, B]) reply(w *queue.Waiter[task[T, B]]) { a.replies.Push(&w.Lin
 // run does what the critical section left in a, if anything. s.mu is not
 // held.
 func (s *Scheduler[T, B]) run(a *after[T, B]) {
-	if a.grants != nil || !a.replies.Empty() || !a.noRoutee.c.Empty() || a.evictions {
+	if a.grants != nil || !a.replies.Empty() || a.evictions {
 		s.runAll(a)
 	}
 }
@@ -42,7 +40,6 @@ func (s *Scheduler[T, B]) runAll(a *after[T, B]) {
 	for w := a.replies.Pop(); w != nil; w = a.replies.Pop() {
 		w.Signal()
 	}
-	a.noRoutee.Refuse(s.noWorker)
 	if a.evictions {
 		a.evictions = false
 		s.onEvict()

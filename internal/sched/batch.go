@@ -154,13 +154,6 @@ func (b *Batch[T, B]) ended(skipped bool) {
 	b.release()
 }
 
-// lost counts out a job of the batch that became a dead letter when every
-// worker died. s.mu is held.
-func (b *Batch[T, B]) lost() {
-	b.done.Dropped++
-	b.release()
-}
-
 // release closes drained once WaitBatch began and no job of the batch is
 // held. s.mu is held.
 func (b *Batch[T, B]) release() {

@@ -29,8 +29,8 @@ func (s *Scheduler[T, B]) enlist(t task[T, B]) (Verdict, *queue.Waiter[task[T, B
 // held.
 func (s *Scheduler[T, B]) admit(a *after[T, B]) {
 	for w := s.nextBlocked(); w != nil; w = s.nextBlocked() {
-		if s.limit > 0 && s.held >= s.admitBound(w) || s.stop != nil || s.live == 0 {
-			return // once the context is done, Stop refuses them; Bury, once no worker is left
+		if s.limit > 0 && s.held >= s.admitBound(w) || s.stop != nil {
+			return // once the context is done, Stop refuses them
 		}
 		if s.stamp {
 			w.Msg.at = max(w.Msg.at, s.now) // accepted now
@@ -120,7 +120,8 @@ func (s *Scheduler[T, B]) plainBound() int {
 	if s.fair.holders == 0 || s.nidle > 0 {
 		return s.limit
 	}
-	return min(s.limit, max(s.limit-s.live, s.live))
+	n := len(s.workers)
+	return min(s.limit, max(s.limit-n, n))
 }
 
 // fairFull reports whether a job of flow f, offered to a pool with fair

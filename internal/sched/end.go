@@ -2,14 +2,14 @@ package sched
 
 // The end of a pool: Shut closes it to new jobs and says when the last job
 // ended, Stop stops dispatching once its context ended, Dismiss stops the
-// workers; Bury takes out a worker that runtime.Goexit ended, and Lost
-// counts out the jobs that became dead letters.
+// workers; and Lost counts out the jobs the backlog evicted, once they
+// became dead letters.
 
 // Ended counts how the jobs of a pool, or of a batch, ended.
 type Ended struct {
 	Completed int64 // ran, failed or not
 	Canceled  int64 // skipped because a context was done
-	Dropped   int64 // evicted by the backlog mailbox, or left with a worker that died
+	Dropped   int64 // evicted by the backlog mailbox
 }
 
 // ended counts a job that ran, or was skipped.
@@ -80,7 +80,7 @@ func (s *Scheduler[T, B]) Stop(cause error) Refusals[T, B] {
 }
 
 // Dismiss closes every worker's channel, once Shut's channel is closed:
-// every worker is idle then, or about to be, for no job is held, or dead.
+// every worker is idle then, or about to be, for no job is held.
 // Each exits as Next finds its channel closed.
 func (s *Scheduler[T, B]) Dismiss() {
 	s.mu.Lock()
@@ -113,99 +113,15 @@ func (s *Scheduler[T, B]) Evicted() []Grant[T, B] {
 	return lost
 }
 
-// Bury takes w, whose goroutine runtime.Goexit ended, out of the pool,
-// counting out the job it held: as ended if it started (and ran for ran
-// ns, if w timed it), else as lost. now is the pool's clock (WithMetrics),
-// or 0.
-// The jobs left with w are returned, to become dead letters (then Lost
-// counts them out): its job if it had not started, those queued at w
-// and, if w was the last worker, every job not dispatched; the blocked
-// Submits are then refused with Config.NoWorker.
-func (s *Scheduler[T, B]) Bury(w *Worker[T, B], started bool, ran, now int64) []Grant[T, B] {
-	var a after[T, B]
-	s.mu.Lock()
-	lost := s.bury(w, started, ran, now, &a)
-	s.mu.Unlock()
-	s.run(&a)
-	return lost
-}
-
-func (s *Scheduler[T, B]) bury(w *Worker[T, B], started bool, ran, now int64, a *after[T, B]) (lost []Grant[T, B]) {
-	s.tick(now)
-	w.dead = true
-	if !w.retired { // a retired worker was counted out by Resize, and left the idle set
-		s.live--
-		s.reopen()
-		if s.idle.has(w.index) { // it went idle, then died delivering dead letters
-			s.removeIdle(w.index)
-		}
-	}
-	g := w.job
-	switch f := g.f; {
-	case started:
-		s.end(w, ran, a)
-	case f != nil: // dispatched to w, not started: out of the running jobs, into the lost
-		s.running--
-		if f.share != nil && g.skip == noSkip {
-			s.fair.unrun(f.share, w.charged)
-		}
-		if f.batch == nil { // a batch's stays in its flow until its dead letter (see Lost)
-			s.countRun(f, -1)
-			s.settle(f)
-		}
-		lost = append(lost, g)
-	}
-	w.job = Grant[T, B]{}
-	for w.pinned.Len() > 0 {
-		t, _ := w.pinned.Pop()
-		lost = append(lost, Grant[T, B]{job: t.job, f: t.f, at: t.at})
-	}
-	w.queued.Store(0)
-	if s.live > 0 {
-		s.feed(a)
-		return lost
-	}
-	// No job will be dispatched: take every one out of its flow, those
-	// behind a limit or a key that a retired worker still runs too.
-	drain := func(f *flow[T, B]) {
-		for n := f.queued(); n > 0; n-- {
-			job, at := f.pop()
-			lost = append(lost, Grant[T, B]{job: job, f: f, at: at})
-			if f.batch != nil {
-				f.running++ // its batch's WaitBatch waits for its dead letter too (see Lost)
-			}
-		}
-		s.fix(f)
-	}
-	drain(&s.own)
-	s.batches.Each(func(b *Batch[T, B]) { drain(&b.flow) })
-	if s.keyed != nil {
-		s.keyed.Each(func(f *flow[T, B]) {
-			if drain(f); f.running == 0 {
-				s.releaseKey(f) // only key flows: the pool's own is no key's
-			}
-		})
-	}
-	a.noRoutee = s.detachBlocked()
-	return lost
-}
-
-// Lost counts out the jobs that became dead letters, once they were
-// delivered: evicted by the backlog mailbox, or left with a dead worker
-// (Bury). now is the pool's clock (WithMetrics), or 0.
+// Lost counts out the jobs the backlog mailbox evicted (see Evicted), once
+// their dead letters were delivered. now is the pool's clock
+// (WithMetrics), or 0.
 func (s *Scheduler[T, B]) Lost(jobs []Grant[T, B], now int64) {
 	var a after[T, B]
 	s.mu.Lock()
 	s.tick(now)
 	s.held -= len(jobs)
 	s.done.Dropped += int64(len(jobs))
-	for _, g := range jobs {
-		if b := g.f.batch; b != nil {
-			g.f.running-- // it was counted in its flow until its dead letter (see bury)
-			s.fix(g.f)
-			b.lost()
-		}
-	}
 	s.admit(&a)
 	s.feed(&a)
 	s.checkDrained()

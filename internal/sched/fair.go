@@ -321,18 +321,6 @@ func (fq *fairness[T, B]) settle(s *share[T, B], c cost, ran int64, timed bool) 
 	return ran
 }
 
-// unrun takes back the charge c of a job of share s that never started:
-// the credit it took goes back to the bank.
-func (fq *fairness[T, B]) unrun(s *share[T, B], c cost) {
-	s.running--
-	s.vt -= c.vt
-	if c.free {
-		fq.deposit(c.credit)
-	}
-	fq.idled(s)
-	fq.fixShare(s)
-}
-
 // ewma moves the running mean m an eighth of the way towards x, or to x if
 // m is 0 (no job measured yet).
 func ewma(m, x int64) int64 {

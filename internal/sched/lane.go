@@ -17,7 +17,7 @@ package sched
 // depends on changed. s.mu is held (or s is not shared yet).
 func (s *Scheduler[T, B]) reopen() {
 	s.lane = s.fair == nil && s.keyed == nil && s.pin == nil && s.own.mb == nil &&
-		s.stop == nil && s.drained == nil && s.live > 0 && s.limit > 0
+		s.stop == nil && s.drained == nil && s.limit > 0
 }
 
 // laneNext is next in the fast lane, for a worker that is not retired.

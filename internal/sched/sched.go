@@ -89,11 +89,9 @@ type Scheduler[T, B any] struct {
 	pin       keys.Pin[T]                // WithConsistentHash: jobs queue at their key's worker
 	perWorker int                        // the bound per worker (see Config), which Resize keeps
 	onEvict   func()                     // called once the lock is released, when the backlog evicted jobs
-	noWorker  error                      // what blocked Submits get once every worker has died
 	bufs      *queue.Slabs[queued[T]]
 
 	workers  []*Worker[T, B]         // every worker but the retired ones, in order
-	live     int                     // workers neither dead nor retired
 	stop     error                   // the cause of the pool context's end, once a dispatch saw it
 	drained  chan struct{}           // made by Shut; closed once no job is held
 	ownSkips int64                   // the pool's own jobs skipped (batches count theirs)
@@ -134,8 +132,6 @@ type Config[T any] struct {
 	// OnEvict is called, once the lock is released, after the backlog
 	// evicted jobs: it takes them with Evicted.
 	OnEvict func()
-	// NoWorker is what the blocked Submits get once every worker has died.
-	NoWorker error
 }
 
 // A Mailbox is the backlog of a pool made WithMailbox, called under the
@@ -163,7 +159,7 @@ func (s *Scheduler[T, B]) Init(c Config[T]) {
 	s.own.q = queue.RingOf(s.bufs)
 	s.perWorker = c.PerWorker
 	s.limit = bound(c.Workers, c.PerWorker)
-	s.onEvict, s.noWorker, s.stamp = c.OnEvict, c.NoWorker, c.Stamp
+	s.onEvict, s.stamp = c.OnEvict, c.Stamp
 	s.idle.firstIdle = c.FirstIdle
 	if c.Fair {
 		s.fair = newFairness(&s.own, c.FairWindow, c.Workers)
@@ -187,7 +183,6 @@ func (s *Scheduler[T, B]) Init(c Config[T]) {
 		s.workers[i] = newWorker[T, B](i)
 	}
 	s.idle.init(c.Workers)
-	s.live = c.Workers
 	s.reopen()
 }
 

@@ -15,8 +15,7 @@ type Counts struct {
 	Held       int   // jobs accepted and not ended
 	Running    int   // jobs dispatched and not ended
 	Blocked    int   // Submits blocked on the full pool
-	Live       int   // workers neither dead nor retired
-	Workers    int   // workers but the retired ones (the dead ones too, until Resize takes them out)
+	Live       int   // workers but the retired ones
 	Backlogged int64 // jobs that waited in a flow, rather than going straight to an idle worker
 	Keys       int   // keys with a job dispatched now (WithKey)
 }
@@ -28,7 +27,7 @@ func (s *Scheduler[T, B]) Counts() Counts {
 	c := Counts{
 		Ended:   s.done,
 		Held:    s.held,
-		Running: s.running, Blocked: s.nblocked, Live: s.live, Workers: len(s.workers),
+		Running: s.running, Blocked: s.nblocked, Live: len(s.workers),
 		Backlogged: s.queuedIn,
 	}
 	if s.keyed != nil {
@@ -84,19 +83,6 @@ func (s *Scheduler[T, B]) Idle() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.nidle
-}
-
-// Dead reports how many of the workers (but the retired ones) are dead.
-func (s *Scheduler[T, B]) Dead() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, w := range s.workers {
-		if w.dead {
-			n++
-		}
-	}
-	return n
 }
 
 // Tenants reports how many tenants' shares have a batch not finished, and

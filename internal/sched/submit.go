@@ -30,7 +30,6 @@ const (
 	Full                        // the pool is full, and the Submit may not wait
 	Shut                        // the pool's Shut began
 	Stopped                     // the pool's context is done (Stop, or a stop passed in)
-	NoWorker                    // every worker has died
 	Refused                     // the backlog mailbox refused the job: see the error
 	BatchShut                   // the batch's Close began
 	BatchStopped                // the batch's context is done
@@ -76,8 +75,6 @@ func (s *Scheduler[T, B]) offer(t task[T, B], mode Mode, stop error, a *after[T,
 		// A job's own Submit is let in while some job runs: after the pool
 		// drained, it comes from a goroutine a job left behind.
 		return Shut, nil, nil
-	case s.live == 0:
-		return NoWorker, nil, nil
 	case s.stop != nil:
 		return Stopped, nil, nil
 	case b != nil && b.closed() && (mode != FromJob || b.held() == 0):
@@ -121,7 +118,7 @@ func (s *Scheduler[T, B]) place(t task[T, B], a *after[T, B]) error {
 	}
 	switch f := t.f; {
 	case s.pin != nil:
-		w := s.workers[s.pin.Place(t.job, len(s.workers), s.up)] // s.live > 0: some worker is up
+		w := s.workers[s.pin.Place(t.job, len(s.workers), up)]
 		w.pinned.Push(t)
 		w.queued.Store(int64(w.pinned.Len()))
 		if s.idle.has(w.index) {

@@ -147,7 +147,7 @@ func (s *Scheduler[T, B]) pinned(w *Worker[T, B]) Grant[T, B] {
 }
 
 // feed grants runnable jobs to idle workers, while both last: after a job
-// ended, Resize, or a worker's death made jobs runnable. s.mu is held.
+// ended, Resize, or an eviction's count made jobs runnable. s.mu is held.
 func (s *Scheduler[T, B]) feed(a *after[T, B]) {
 	for s.nidle > 0 {
 		f := s.first()
@@ -159,8 +159,9 @@ func (s *Scheduler[T, B]) feed(a *after[T, B]) {
 	}
 }
 
-// up reports whether worker i takes jobs. s.mu is held.
-func (s *Scheduler[T, B]) up(i int) bool { return !s.workers[i].dead }
+// up reports whether worker i takes jobs: every worker does (a runtime.Goexit
+// ends a worker's goroutine, not the worker), for keys.Pin.
+func up(int) bool { return true }
 
 // end counts out the job worker w ended, which ran (for ran ns, if w
 // timed it) or was skipped: its flow may run another (a batch's limit, a

@@ -18,7 +18,6 @@ import (
 type Worker[T, B any] struct {
 	job       Grant[T, B]   // the job it holds: taken in Next, or granted while it was idle
 	retired   bool          // Resize retired it: it exits once it has run the jobs it holds
-	dead      bool          // a job called runtime.Goexit, ending the worker
 	timed     bool          // fair shares: the worker times that job
 	waited    bool          // its last Next waited for its job: the worker's goroutine's
 	pending   step          // what its Next under way does once the lock is released (see Resume): the worker's goroutine's
