@@ -253,7 +253,8 @@
 // The backlog is bounded: by default the pool holds at most
 // workers×(1+DefaultQueueSize) jobs, counting those running, and Submit
 // blocks while it is full, honouring its ctx; blocked Submits take the room
-// that opens in the order they came (WithQueueSize changes the bound). The
+// that opens in the order they came (WithQueueSize changes the bound; with
+// 0, errgroup's SetLimit bound, no job waits beside those running). The
 // backlog is the pool's mailbox: WithMailbox makes it, so a priority
 // mailbox orders the whole pool (an urgent job runs next on whichever
 // worker frees first) and a Fair one shares the whole pool between keys.

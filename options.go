@@ -101,7 +101,7 @@ type options struct {
 
 	// pools only
 	keyed         func() any // makes a keys.Index[T] or a keys.Pin[T] (WithKey, WithConsistentHash)
-	queueSize     int
+	queueSize     int        // WithQueueSize, if set (optQueueSize): 0 is a bound too
 	parent        context.Context
 	cancelOnError bool
 	allErrors     bool
@@ -267,20 +267,23 @@ func logError(s *sparse, actor string, err error) {
 // WithQueueSize bounds a pool at workers×(1+n) jobs held (waiting in the
 // backlog, handed to a worker or running): n waiting jobs per worker, on
 // average, beside the one it runs. Submit blocks while the pool is that
-// full. The default, with the default backlog, is DefaultQueueSize; with
-// WithMailbox, WithKey or WithConsistentHash the pool sets no bound of its
-// own unless given this option. A small n keeps memory and the delay of a
-// burst's last jobs low; a larger one lets submitters run further ahead of
-// the workers, and, first come, first served, lets one client's burst
-// delay every other client's jobs by its whole length (the benchmark
-// report's advice "default bound" checks this on your machine). The bound follows the workers as Resize changes them. It is
-// held whole on every platform; where workers×(1+n) is too large for an
-// int (math.MaxInt, or a large n on a 32-bit platform), the pool has no
-// bound of its own, as with a mailbox, rather than a smaller one. It
-// applies to pools and panics if n is less than 1.
+// full. With n = 0 the pool holds a job per worker and nothing waits
+// beside them: Submit returns once a worker has the job, the bound of
+// errgroup's SetLimit(workers). The default, with the default backlog, is
+// DefaultQueueSize; with WithMailbox, WithKey or WithConsistentHash the
+// pool sets no bound of its own unless given this option. A small n keeps
+// memory and the delay of a burst's last jobs low; a larger one lets
+// submitters run further ahead of the workers, and, first come, first
+// served, lets one client's burst delay every other client's jobs by its
+// whole length (the benchmark report's advice "default bound" checks this
+// on your machine). The bound follows the workers as Resize changes them.
+// It is held whole on every platform; where workers×(1+n) is too large
+// for an int (math.MaxInt, or a large n on a 32-bit platform), the pool
+// has no bound of its own, as with a mailbox, rather than a smaller one.
+// It applies to pools and panics if n is negative.
 func WithQueueSize(n int) Option {
-	if n < 1 {
-		panic("crew: WithQueueSize: n must be at least 1, got " + strconv.Itoa(n))
+	if n < 0 {
+		panic("crew: WithQueueSize: n must be at least 0, got " + strconv.Itoa(n))
 	}
 	return func(o *options) { o.set |= optQueueSize; o.queueSize = n }
 }

@@ -368,6 +368,45 @@ func TestAQueueSizeIsHeldWhole(t *testing.T) {
 	assert.Equal(t, 100, taken(huge, 4, 100), "jobs taken beside the four running by a pool whose bound is too large to hold")
 }
 
+// WithQueueSize(0) is errgroup's SetLimit bound: a pool of n workers holds
+// n jobs, each running or handed to a worker, and the next Submit waits
+// until one of them ends, while TrySubmit refuses it. Resize moves the
+// bound with the workers.
+func TestAQueueSizeOfZeroHoldsNoJobBeyondTheWorkers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const workers = 3
+		ctx := context.Background()
+		started := make(chan struct{}, workers+2)
+		first, rest := gateFor(t), gateFor(t)
+		p := crew.NewGroup(workers, crew.WithQueueSize(0))
+		require.NoError(t, p.Submit(ctx, gated(started, first, nil)))
+		for range workers - 1 {
+			require.NoError(t, p.Submit(ctx, gated(started, rest, nil)))
+		}
+		synctest.Wait()
+		require.Len(t, started, workers, "every worker runs a job")
+		assert.False(t, p.TrySubmit(gated(started, rest, nil)), "no room beside the jobs running")
+
+		submitted := inBackground(func() error { return p.Submit(ctx, gated(started, rest, nil)) })
+		synctest.Wait()
+		assert.Equal(t, 1, crew.PoolBlocked(p), "the next Submit waits for a worker")
+		close(first)
+		require.NoError(t, <-submitted, "the first job's end let it in")
+		synctest.Wait()
+		assert.Len(t, started, workers+1, "and it runs")
+		s := p.Stats()
+		assert.Equal(t, workers, s.Running)
+		assert.Zero(t, s.Queued, "nothing waits beside the jobs running")
+		assert.False(t, p.TrySubmit(gated(started, rest, nil)), "full again")
+
+		p.Resize(workers + 1)
+		assert.True(t, p.TrySubmit(gated(started, rest, nil)), "a worker more, a job more")
+		assert.False(t, p.TrySubmit(gated(started, rest, nil)))
+		close(rest)
+		require.NoError(t, p.Wait())
+	})
+}
+
 func TestMapReturnsTheCauseOfItsContext(t *testing.T) {
 	// The calls return ctx.Err() when ctx ends, as well-behaved functions
 	// do: Map must still say why ctx ended.

@@ -142,7 +142,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		c.FirstIdle = s.firstIdle
 	}
 	switch {
-	case o.queueSize > 0:
+	case o.set&optQueueSize != 0:
 		c.PerWorker = 1 + min(o.queueSize, math.MaxInt-1) // whole: the scheduler's bound saturates
 	case c.Backlog == nil && c.Keys == nil && c.Pin == nil:
 		c.PerWorker = 1 + DefaultQueueSize

@@ -57,10 +57,7 @@ func MapSeq[T, R any](ctx context.Context, workers int, inputs iter.Seq[T], f fu
 	window := windowOf(&o, workers)
 	return func(yield func(R, error) bool) {
 		sctx, stop := context.WithCancelCause(ctx)
-		po := o
-		po.parent, po.cancelOnError, po.deadLetters = sctx, true, discard
-		po.queueSize = (window-1)/workers + 1 // the pool holds the window: Submit never waits for room
-		p := newGroup(min(workers, window), &po)
+		p := ownPool(o, sctx, workers, window)
 		r := newSeqRun(ctx, p.ctx, p.ctx, window, f, p.noRecovery, p.Submit, p.Wait)
 		defer r.end(stop)
 		r.run(sctx, inputs, yield)

@@ -124,10 +124,7 @@ func NewStream(ctx context.Context, workers int, opts ...Option) *Stream {
 	o := collect(opts)
 	o.only("NewStream", streamPoolOpts)
 	window := windowOf(&o, workers)
-	po := o
-	po.parent, po.cancelOnError, po.deadLetters = ctx, true, discard
-	po.queueSize = (window-1)/workers + 1 // the pool holds the window: Submit never waits for room in it
-	p := newGroup(min(workers, window), &po)
+	p := ownPool(o, ctx, workers, window)
 	s := newStream(p.ctx, ctx, window, p.noRecovery, p.Submit, p.Wait)
 	s.own = true
 	return s

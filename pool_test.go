@@ -450,7 +450,7 @@ func TestBadInputPanicsWithACrewMessage(t *testing.T) {
 	assert.PanicsWithValue(t, "crew: NewPool: workers must be between 1 and 16777216, got 0", func() { crew.NewPool(0, handle) })
 	assert.PanicsWithValue(t, "crew: NewPool: nil handler", func() { crew.NewPool[int](1, nil) })
 	assert.PanicsWithValue(t, "crew: NewGroup: workers must be between 1 and 16777216, got -1", func() { crew.NewGroup(-1) })
-	assert.PanicsWithValue(t, "crew: WithQueueSize: n must be at least 1, got 0", func() { crew.WithQueueSize(0) })
+	assert.PanicsWithValue(t, "crew: WithQueueSize: n must be at least 0, got -1", func() { crew.WithQueueSize(-1) })
 	var noContext context.Context
 	assert.PanicsWithValue(t, "crew: WithParent: nil context", func() { crew.WithParent(noContext) })
 	assert.PanicsWithValue(t, "crew: WithContext: nil context", func() { crew.WithContext(noContext, 1) })

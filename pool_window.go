@@ -60,6 +60,17 @@ func windowOf(o *options, workers int) int {
 	return DefaultWindowPerWorker * min(max(workers, 1), math.MaxInt/DefaultWindowPerWorker) // a limit of math.MaxInt: a window that large
 }
 
+// ownPool starts the pool of an ordered stream of its own (MapSeq,
+// NewStream), given the stream's options, whose context derives from
+// parent: no more workers than the window, and a bound that holds the
+// whole window, so that the stream's Submits never wait for room in it.
+func ownPool(o options, parent context.Context, workers, window int) *Pool[Job] {
+	o.parent, o.cancelOnError, o.deadLetters = parent, true, discard
+	o.set |= optQueueSize
+	o.queueSize = (window-1)/workers + 1 // window/workers, rounded up, with no overflow
+	return newGroup(min(workers, window), &o)
+}
+
 // discard is the dead-letter sink of the inputs an ordered stream on a
 // pool of its own skipped: the stream reports where it stopped, and a
 // loop that breaks out meant to skip the rest.
