@@ -2,7 +2,6 @@ package crew
 
 import (
 	"context"
-	"strconv"
 	"sync"
 	"sync/atomic"
 )
@@ -33,13 +32,17 @@ type Chan[T any] struct {
 	closed bool
 }
 
-// NewChan returns an empty Chan that holds up to capacity messages. It panics
-// if capacity is less than 1: an unbuffered channel cannot hold a message
-// for a non-blocking Dequeue.
+// maxChanCapacity is the most messages a Chan holds: NewChan allocates
+// its channel's buffer whole.
+const maxChanCapacity = 1 << 24
+
+// NewChan returns an empty Chan that holds up to capacity messages, in a
+// channel whose buffer it allocates whole. It panics if capacity is not
+// between 1 and 1<<24: an unbuffered channel cannot hold a message for a
+// non-blocking Dequeue, and a larger buffer is a bound better kept by a
+// Bounded, which allocates its ring as it fills.
 func NewChan[T any](capacity int) *Chan[T] {
-	if capacity < 1 {
-		panic("crew: NewChan: capacity must be at least 1, got " + strconv.Itoa(capacity))
-	}
+	checkSize("NewChan", "capacity", capacity, maxChanCapacity)
 	return &Chan[T]{ch: make(chan T, capacity), done: make(chan struct{}), gone: make(chan struct{})}
 }
 
@@ -120,8 +123,13 @@ func (c *Chan[T]) Full() bool {
 }
 
 // Close disposes of the mailbox, wakes blocked senders with ErrMailboxClosed
-// and returns the queued messages, oldest first. Later calls return nil.
+// and returns the queued messages, oldest first. Later calls return nil,
+// and so does Close on a zero Chan, which holds nothing, as other zero
+// mailboxes do.
 func (c *Chan[T]) Close() []T {
+	if c.ch == nil { // a zero Chan: its done and gone channels are nil too
+		return nil
+	}
 	if !c.closing.CompareAndSwap(false, true) {
 		<-c.gone // a later Close returns once the first has taken effect
 		return nil

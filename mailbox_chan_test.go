@@ -2,6 +2,8 @@ package crew_test
 
 import (
 	"context"
+	"math"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,6 +44,35 @@ func TestChanCloseWakesBlockedSenders(t *testing.T) {
 	}
 }
 
-func TestNewChanRejectsCapacityBelowOne(t *testing.T) {
-	assert.PanicsWithValue(t, "crew: NewChan: capacity must be at least 1, got 0", func() { crew.NewChan[int](0) })
+// A channel's buffer is allocated whole: NewChan takes at most 1<<24 slots
+// and refuses more with a crew: message that names the limit, not a
+// runtime error from make.
+func TestNewChanRejectsACapacityOutsideItsLimits(t *testing.T) {
+	for _, n := range []int{0, -1, 1<<24 + 1, math.MaxInt} {
+		assert.PanicsWithValue(t, "crew: NewChan: capacity must be between 1 and 16777216, got "+strconv.Itoa(n), func() { crew.NewChan[int](n) })
+	}
+}
+
+// Close on a zero Chan returns nothing, as it does on the zero value of
+// every other mailbox, rather than close a nil channel; Enqueue still
+// names the constructor.
+func TestAZeroMailboxClosesEmpty(t *testing.T) {
+	for name, zero := range map[string]func() crew.Mailbox[int]{
+		"Chan":      func() crew.Mailbox[int] { return new(crew.Chan[int]) },
+		"Bounded":   func() crew.Mailbox[int] { return new(crew.Bounded[int]) },
+		"Unbounded": func() crew.Mailbox[int] { return new(crew.Unbounded[int]) },
+		"Segmented": func() crew.Mailbox[int] { return new(crew.Segmented[int]) },
+		"Fair":      func() crew.Mailbox[int] { return new(crew.Fair[int, int]) },
+		"Priority":  func() crew.Mailbox[int] { return new(crew.Priority[int]) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			mb := zero()
+			require.NotPanics(t, func() { assert.Empty(t, mb.Close()) })
+			assert.NotPanics(t, func() { assert.Empty(t, mb.Close()) }, "a second Close")
+			_, ok := mb.Dequeue()
+			assert.False(t, ok)
+			assert.Zero(t, mb.Len())
+		})
+	}
+	mustPanicWithCrew(t, "NewChan", func() { _ = new(crew.Chan[int]).Enqueue(context.Background(), 1) })
 }

@@ -168,13 +168,19 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	return p
 }
 
-// maxWorkers is the most workers a pool may have.
+// maxWorkers is the most workers a pool may have, and the most routees
+// SpawnRouter spawns: a goroutine each, all started at once.
 const maxWorkers = 1 << 24
 
 // checkWorkers panics, naming fn, unless a pool may have n workers.
-func checkWorkers(fn string, n int) {
-	if n < 1 || n > maxWorkers {
-		panic(fmt.Sprintf("crew: %s: workers must be between 1 and %d, got %d", fn, maxWorkers, n))
+func checkWorkers(fn string, n int) { checkSize(fn, "workers", n, maxWorkers) }
+
+// checkSize panics, naming fn, its argument arg and the limit, unless n is
+// between 1 and most: for a size crew allocates or spawns whole, at once,
+// where make would panic with a runtime error, or run out of memory.
+func checkSize(fn, arg string, n, most int) {
+	if n < 1 || n > most {
+		panic(fmt.Sprintf("crew: %s: %s must be between 1 and %d, got %d", fn, arg, most, n))
 	}
 }
 

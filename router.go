@@ -72,12 +72,11 @@ func NewRouter[T any](s Strategy, routees ...*Ref[T]) *Router[T] {
 // Send a keyed router's messages through its Tell, not to a routee
 // directly, which would bypass its keys. Such a router
 // takes the default mailbox (WithMailbox panics); Broadcast ignores keys.
-// SpawnRouter panics if n is less than 1 or an option does not apply to a
-// router.
+// SpawnRouter panics if n is not between 1 and 1<<24 (the most workers a
+// pool takes: a goroutine each, spawned at once) or an option does not
+// apply to a router; it checks n before it makes anything.
 func SpawnRouter[T any](ctx context.Context, n int, handle func(context.Context, T) error, opts ...Option) *Router[T] {
-	if n < 1 {
-		panic("crew: SpawnRouter: n must be at least 1, got " + strconv.Itoa(n))
-	}
+	checkSize("SpawnRouter", "n", n, maxWorkers)
 	o := collect(opts)
 	o.only("SpawnRouter", routerOpts)
 	s := o.strategy

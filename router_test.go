@@ -2,6 +2,8 @@ package crew_test
 
 import (
 	"context"
+	"math"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,4 +43,20 @@ func TestARouterWithoutANameNamesItsRouteesAsAPoolNamesItsWorkers(t *testing.T) 
 	require.ErrorIs(t, r.Tell(context.Background(), 0), crew.ErrStopped)
 	require.Len(t, dead.get(), 1)
 	assert.Equal(t, prefix, dead.get()[0].Target)
+}
+
+// SpawnRouter takes at most 1<<24 routees, as a pool takes at most that
+// many workers, and refuses more at once, with a crew: message that names
+// the limit: neither a runtime error from make nor seconds spent spawning.
+func TestSpawnRouterRefusesMoreRouteesThanTheMost(t *testing.T) {
+	// The factory panics if called: SpawnRouter must refuse n before it
+	// makes a mailbox, let alone spawns a routee.
+	factory := func() crew.Mailbox[int] { panic("a mailbox was made") }
+	for _, n := range []int{0, 1<<24 + 1, math.MaxInt} {
+		t.Run(strconv.Itoa(n)+" routees", func(t *testing.T) {
+			assert.PanicsWithValue(t, "crew: SpawnRouter: n must be between 1 and 16777216, got "+strconv.Itoa(n), func() {
+				crew.SpawnRouter(context.Background(), n, nop[int], crew.WithMailbox(factory))
+			})
+		})
+	}
 }
