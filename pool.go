@@ -57,7 +57,8 @@ const DefaultQueueSize = 2
 // the pool to every batch too.
 //
 // A Pool is safe for concurrent use; the zero Pool is not usable (every
-// method panics, with a message that names the constructors). Its
+// method panics, with a message that names the constructors, as every
+// method of a nil *Pool does). Its
 // worker goroutines start in the constructor and end in Wait, which every
 // pool must reach: a pool that is never waited for leaks its workers.
 // Submit synchronizes before its job runs: the job sees every write made
@@ -105,17 +106,21 @@ type Pool[T any] struct {
 }
 
 // unmade panics, naming method: every method of a zero Pool does, for it
-// has no worker, and a job it took would never run. The methods test
-// p.refused, which every constructor sets, and call unmade only then, so
-// that the test stays inline.
+// has no worker, and a job it took would never run, and so does every
+// method of a nil *Pool, rather than dereference nil. The methods test p
+// and p.refused, which every constructor sets, and call unmade only then,
+// so that the test stays inline.
 func (p *Pool[T]) unmade(method string) {
+	if p == nil {
+		panic("crew: " + method + ": nil Pool: make one with NewPool, NewGroup or WithContext")
+	}
 	panic("crew: " + method + ": the Pool was not made by NewPool, NewGroup or WithContext: use one of them")
 }
 
 // Context returns the pool's context: the one its jobs receive (with a
 // value added that marks their own Submits: see Submit).
 func (p *Pool[T]) Context() context.Context {
-	if p.refused == nil {
+	if p == nil || p.refused == nil {
 		p.unmade("Pool.Context")
 	}
 	return p.ctx
@@ -123,7 +128,7 @@ func (p *Pool[T]) Context() context.Context {
 
 // Name reports the pool's name (see WithName).
 func (p *Pool[T]) Name() string {
-	if p.refused == nil {
+	if p == nil || p.refused == nil {
 		p.unmade("Pool.Name")
 	}
 	return p.name
@@ -168,7 +173,7 @@ func (p *Pool[T]) Name() string {
 // deadlock a full pool; so can a batch's job that submits to the pool
 // rather than to its batch (see Batch.Submit).
 func (p *Pool[T]) Submit(ctx context.Context, job T) error {
-	if p.refused == nil {
+	if p == nil || p.refused == nil {
 		p.unmade("Pool.Submit")
 	}
 	if ctx == nil {
@@ -227,7 +232,7 @@ func (p *Pool[T]) seesStop() error {
 // full for a share holding no credit a job per worker early, while
 // another share holding credit has jobs (see WithFairShare).
 func (p *Pool[T]) TrySubmit(job T) bool {
-	if p.refused == nil {
+	if p == nil || p.refused == nil {
 		p.unmade("Pool.TrySubmit")
 	}
 	if p.isNil != nil && p.isNil(job) {
@@ -252,7 +257,7 @@ func (p *Pool[T]) TrySubmit(job T) bool {
 // Wait may be called more than once, from any goroutine but the pool's own
 // jobs (which would wait for themselves); every call returns the same.
 func (p *Pool[T]) Wait() error {
-	if p.refused == nil {
+	if p == nil || p.refused == nil {
 		p.unmade("Pool.Wait")
 	}
 	p.waitOnce.Do(func() {

@@ -40,7 +40,7 @@ var ErrBatchClosed = errors.New("crew: batch closed")
 // reaches the pool's Wait.
 //
 // A Batch is safe for concurrent use; the zero Batch is not usable (every
-// method panics). Submit synchronizes before its job
+// method panics, as a nil *Batch's do). Submit synchronizes before its job
 // runs; the end of each of the batch's jobs synchronizes before the return
 // of the batch's Wait. Every batch must reach Wait, which releases its
 // context.
@@ -58,8 +58,12 @@ type Batch[T any] struct {
 }
 
 // unmade panics, naming the batch's method: every method of a zero Batch
-// does, for it belongs to no pool.
+// does, for it belongs to no pool, and so does every method of a nil
+// *Batch.
 func (b *Batch[T]) unmade(method string) {
+	if b == nil {
+		panic("crew: Batch." + method + ": nil Batch: make one with Pool.NewBatch")
+	}
 	panic("crew: Batch." + method + ": the Batch was not made by Pool.NewBatch: use it")
 }
 
@@ -100,7 +104,7 @@ func (p *Pool[T]) newBatch(fn string, ctx context.Context, opts []Option) (*Batc
 
 // takesBatches panics, naming fn, unless p takes batches.
 func (p *Pool[T]) takesBatches(fn string) {
-	if p.refused == nil {
+	if p == nil || p.refused == nil {
 		p.unmade(fn)
 	}
 	if !p.s.Plain() {
@@ -158,10 +162,10 @@ func (b *Batch[T]) entry() *sched.Batch[T, *Batch[T]] {
 // beyond the pool's bound behind the batch's limit), and is accepted after
 // the batch's Wait began. Submit panics if ctx is nil.
 func (b *Batch[T]) Submit(ctx context.Context, job T) error {
-	p := b.pool
-	if p == nil {
+	if b == nil || b.pool == nil {
 		b.unmade("Submit")
 	}
+	p := b.pool
 	if ctx == nil {
 		panic("crew: Batch.Submit: nil context")
 	}
@@ -179,10 +183,10 @@ func (b *Batch[T]) Submit(ctx context.Context, job T) error {
 // full, the batch's Wait has begun, its context is done, or the pool is
 // closed.
 func (b *Batch[T]) TrySubmit(job T) bool {
-	p := b.pool
-	if p == nil {
+	if b == nil || b.pool == nil {
 		b.unmade("TrySubmit")
 	}
+	p := b.pool
 	if p.isNil != nil && p.isNil(job) {
 		panic("crew: Batch.TrySubmit: nil job")
 	}
@@ -201,7 +205,7 @@ func (b *Batch[T]) TrySubmit(job T) bool {
 // batch of its own pool holds a worker while it waits: if every worker
 // does, the batches' jobs never run.
 func (b *Batch[T]) Wait() error {
-	if b.pool == nil {
+	if b == nil || b.pool == nil {
 		b.unmade("Wait")
 	}
 	err := b.outcome(b.pool.s.WaitBatch(&b.rec, ErrBatchClosed))
@@ -262,7 +266,7 @@ type BatchStats struct {
 // Stats returns a snapshot of the batch's counters. It takes the pool's
 // scheduler's lock once, for O(1).
 func (b *Batch[T]) Stats() BatchStats {
-	if b.pool == nil {
+	if b == nil || b.pool == nil {
 		b.unmade("Stats")
 	}
 	s := BatchStats{Limit: b.limit}

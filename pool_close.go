@@ -22,7 +22,7 @@ import (
 // A job that calls Shutdown with a context that never ends waits for
 // itself, as it would in Wait. Shutdown panics if ctx is nil.
 func (p *Pool[T]) Shutdown(ctx context.Context) error {
-	if p.refused == nil {
+	if p == nil || p.refused == nil {
 		p.unmade("Pool.Shutdown")
 	}
 	if ctx == nil {

@@ -140,7 +140,7 @@ func mustPanicWithCrew(t *testing.T, want string, f func()) {
 	}
 }
 
-func TestEveryMethodOfAZeroValuePanicsWithACrewMessage(t *testing.T) {
+func TestEveryMethodOfAZeroValueOrNilPanicsWithACrewMessage(t *testing.T) {
 	ctx := context.Background()
 	job := func(context.Context) error { return nil }
 	pool := map[string]func(p *crew.Pool[crew.Job]){
@@ -161,6 +161,7 @@ func TestEveryMethodOfAZeroValuePanicsWithACrewMessage(t *testing.T) {
 		t.Run("a zero Pool's "+name, func(t *testing.T) {
 			mustPanicWithCrew(t, "NewPool, NewGroup or WithContext", func() { call(new(crew.Pool[crew.Job])) })
 		})
+		t.Run("a nil Pool's "+name, func(t *testing.T) { mustPanicWithCrew(t, "nil", func() { call(nil) }) })
 	}
 	batch := map[string]func(b *crew.Batch[crew.Job]){
 		"Submit":    func(b *crew.Batch[crew.Job]) { _ = b.Submit(ctx, job) },
@@ -172,6 +173,7 @@ func TestEveryMethodOfAZeroValuePanicsWithACrewMessage(t *testing.T) {
 		t.Run("a zero Batch's "+name, func(t *testing.T) {
 			mustPanicWithCrew(t, "Pool.NewBatch", func() { call(new(crew.Batch[crew.Job])) })
 		})
+		t.Run("a nil Batch's "+name, func(t *testing.T) { mustPanicWithCrew(t, "nil", func() { call(nil) }) })
 	}
 	ref := map[string]func(r *crew.Ref[int]){
 		"Tell":        func(r *crew.Ref[int]) { _ = r.Tell(ctx, 1) },
@@ -189,6 +191,7 @@ func TestEveryMethodOfAZeroValuePanicsWithACrewMessage(t *testing.T) {
 		t.Run("a zero Ref's "+name, func(t *testing.T) {
 			mustPanicWithCrew(t, "Spawn", func() { call(new(crew.Ref[int])) })
 		})
+		t.Run("a nil Ref's "+name, func(t *testing.T) { mustPanicWithCrew(t, "nil", func() { call(nil) }) })
 	}
 	router := map[string]func(r *crew.Router[int]){
 		"Tell":        func(r *crew.Router[int]) { _ = r.Tell(ctx, 1) },
@@ -204,9 +207,13 @@ func TestEveryMethodOfAZeroValuePanicsWithACrewMessage(t *testing.T) {
 		t.Run("a zero Router's "+name, func(t *testing.T) {
 			mustPanicWithCrew(t, "NewRouter or SpawnRouter", func() { call(new(crew.Router[int])) })
 		})
+		t.Run("a nil Router's "+name, func(t *testing.T) { mustPanicWithCrew(t, "nil", func() { call(nil) }) })
 	}
 	t.Run("a zero Picker's Pick", func(t *testing.T) {
 		mustPanicWithCrew(t, "NewPicker", func() { new(crew.Picker).Pick() })
+	})
+	t.Run("a nil Picker's Pick", func(t *testing.T) {
+		mustPanicWithCrew(t, "nil", func() { (*crew.Picker)(nil).Pick() })
 	})
 	// A zero mailbox: Enqueue says which constructor makes one, rather
 	// than dereference nil, refuse every message, or block for ever.

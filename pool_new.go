@@ -194,7 +194,7 @@ func checkSize(fn, arg string, n, most int) {
 // more than 1<<24, or if p uses WithConsistentHash, whose keys are pinned
 // to its workers.
 func (p *Pool[T]) Resize(n int) {
-	if p.refused == nil {
+	if p == nil || p.refused == nil {
 		p.unmade("Pool.Resize")
 	}
 	checkWorkers("Resize", n)

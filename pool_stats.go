@@ -48,7 +48,7 @@ type WorkerStats struct {
 // in O(1), then for the jobs each worker handled, in O(workers); and it
 // allocates the PerWorker slice.
 func (p *Pool[T]) Stats() PoolStats {
-	if p.refused == nil {
+	if p == nil || p.refused == nil {
 		p.unmade("Pool.Stats")
 	}
 	// An inline job counts in Inline and Completed once it ended: read

@@ -43,10 +43,11 @@ type StreamTask = func(ctx context.Context) (callback func() error, err error)
 //
 // A Stream is safe for concurrent use: tasks submitted at once by several
 // goroutines are ordered as their Submits take their turns. The zero
-// Stream is not usable (every method panics). The return of a task
-// synchronizes before its callback runs; the callback of each task
-// synchronizes before the callback of the next one; and every task and
-// callback ends before Wait returns. Every stream must reach Wait.
+// Stream is not usable (every method panics, as a nil *Stream's do). The
+// return of a task synchronizes before its callback runs; the callback of
+// each task synchronizes before the callback of the next one; and every
+// task and callback ends before Wait returns. Every stream must reach
+// Wait.
 type Stream struct {
 	submit  func(context.Context, Job) error // the pool's Submit (NewStream), or the batch's
 	wait    func() error                     // the pool's Wait, or the batch's
@@ -193,7 +194,7 @@ func newStream(jctx, ctx context.Context, window int, noPanic bool, submit func(
 // ErrBatchClosed; and the pool's refusal (ErrPoolClosed for a shared pool
 // whose Wait has begun). Submit panics if ctx or task is nil.
 func (s *Stream) Submit(ctx context.Context, task StreamTask) error {
-	if s.submit == nil {
+	if s == nil || s.submit == nil {
 		s.unmade("Submit")
 	}
 	if ctx == nil {
@@ -351,7 +352,7 @@ func (s *Stream) lostReason() error {
 // goroutine but the stream's tasks and callbacks; every call after the
 // stream's last Submit returned returns the same.
 func (s *Stream) Wait() error {
-	if s.submit == nil {
+	if s == nil || s.submit == nil {
 		s.unmade("Wait")
 	}
 	err := s.wait()
@@ -363,7 +364,10 @@ func (s *Stream) Wait() error {
 }
 
 // unmade panics, naming the stream's method: every method of a zero
-// Stream does.
+// Stream does, and of a nil *Stream.
 func (s *Stream) unmade(method string) {
+	if s == nil {
+		panic("crew: Stream." + method + ": nil Stream: make one with NewStream or NewStreamBatch")
+	}
 	panic("crew: Stream." + method + ": the Stream was not made by NewStream or NewStreamBatch: use one")
 }

@@ -323,6 +323,9 @@ func TestAStreamRefusesBadArguments(t *testing.T) {
 	var zero crew.Stream
 	panicsWithCrewPrefix(t, func() { _ = zero.Submit(t.Context(), func(context.Context) (func() error, error) { return nil, nil }) })
 	panicsWithCrewPrefix(t, func() { _ = zero.Wait() })
+	var none *crew.Stream
+	panicsWithCrewPrefix(t, func() { _ = none.Submit(t.Context(), func(context.Context) (func() error, error) { return nil, nil }) })
+	panicsWithCrewPrefix(t, func() { _ = none.Wait() })
 	p := crew.NewGroup(1)
 	defer p.Wait()
 	panicsWithCrewPrefix(t, func() { crew.NewStreamBatch(nilCtx, p) })

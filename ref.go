@@ -16,8 +16,8 @@ var ErrStopped = errors.New("crew: actor stopped")
 
 // A Ref is a handle on an actor: one goroutine that drains one mailbox,
 // calling the actor's handler for one message at a time. Create one with
-// Spawn; every method of a zero Ref panics. A Ref is safe for concurrent
-// use. Its methods never block, but for
+// Spawn; every method of a zero Ref, or of a nil *Ref, panics. A Ref is
+// safe for concurrent use. Its methods never block, but for
 // Tell on a mailbox that blocks when full (Backpressure, Chan), and Tell and
 // Stop, which call the dead-letter sink.
 //
@@ -203,7 +203,7 @@ var actorSeq atomic.Int64
 // bounds the wait for room; the handler gets the actor's context. Tell
 // panics if ctx is nil.
 func (r *Ref[T]) Tell(ctx context.Context, msg T) error {
-	if r.done == nil {
+	if r == nil || r.done == nil {
 		r.unmade("Tell")
 	}
 	if ctx == nil {
@@ -255,7 +255,7 @@ func (r *Ref[T]) deadLetter(msg T, reason error) {
 // Len reports the number of messages queued in the actor's mailbox, not
 // counting the one being handled. It is O(1).
 func (r *Ref[T]) Len() int {
-	if r.done == nil {
+	if r == nil || r.done == nil {
 		r.unmade("Len")
 	}
 	return r.mb.Len()
@@ -264,7 +264,7 @@ func (r *Ref[T]) Len() int {
 // Busy reports whether the actor is handling a message right now, or is
 // checking its mailbox for the next one.
 func (r *Ref[T]) Busy() bool {
-	if r.done == nil {
+	if r == nil || r.done == nil {
 		r.unmade("Busy")
 	}
 	return r.busy.Load()
@@ -272,7 +272,7 @@ func (r *Ref[T]) Busy() bool {
 
 // Name reports the actor's name (see WithName).
 func (r *Ref[T]) Name() string {
-	if r.done == nil {
+	if r == nil || r.done == nil {
 		r.unmade("Name")
 	}
 	return r.name
@@ -280,16 +280,20 @@ func (r *Ref[T]) Name() string {
 
 // Full reports whether the actor's mailbox is bounded and at capacity.
 func (r *Ref[T]) Full() bool {
-	if r.done == nil {
+	if r == nil || r.done == nil {
 		r.unmade("Full")
 	}
 	return r.full != nil && r.full()
 }
 
 // unmade panics, naming the method: every method of a zero Ref does, for
-// no goroutine drains it. The methods test r.done, which spawn sets, and
-// call unmade only then, so that the test stays inline.
+// no goroutine drains it, and so does every method of a nil *Ref. The
+// methods test r and r.done, which spawn sets, and call unmade only then,
+// so that the test stays inline.
 func (r *Ref[T]) unmade(method string) {
+	if r == nil {
+		panic("crew: Ref." + method + ": nil Ref: make one with Spawn (or a router's SpawnRouter)")
+	}
 	panic("crew: Ref." + method + ": the Ref was not made by Spawn (or a router's SpawnRouter): use it")
 }
 
@@ -299,7 +303,7 @@ func (r *Ref[T]) state() *routeState { return &r.routeState }
 
 // DeadLetters reports how many of this actor's messages became dead letters.
 func (r *Ref[T]) DeadLetters() int64 {
-	if r.done == nil {
+	if r == nil || r.done == nil {
 		r.unmade("DeadLetters")
 	}
 	return r.dead.Load()

@@ -93,7 +93,7 @@ func (r *Ref[T]) whenDone(f func()) {
 // safe to call more than once, and from the actor's own handler (which must
 // not then wait on Done).
 func (r *Ref[T]) Stop() {
-	if r.done == nil {
+	if r == nil || r.done == nil {
 		r.unmade("Stop")
 	}
 	r.shutdown(ErrStopped)
@@ -110,7 +110,7 @@ func (r *Ref[T]) Stop() {
 // context, during a Drain stops it at once. Drain is safe to call more
 // than once, and from the actor's own handler.
 func (r *Ref[T]) Drain() {
-	if r.done == nil {
+	if r == nil || r.done == nil {
 		r.unmade("Drain")
 	}
 	r.draining.Store(true) // before stopped: a loop that sees the mailbox empty then ends it
@@ -131,7 +131,7 @@ func (r *Ref[T]) wake() {
 // of every dead letter of a Stop happens before Done is closed, and the
 // actor's last handler call returns before it too.
 func (r *Ref[T]) Done() <-chan struct{} {
-	if r.done == nil {
+	if r == nil || r.done == nil {
 		r.unmade("Done")
 	}
 	return r.done
@@ -142,7 +142,7 @@ func (r *Ref[T]) Done() <-chan struct{} {
 // no more messages. A draining keyed router's routee still takes those
 // its router holds behind their keys (see Router.Drain).
 func (r *Ref[T]) Stopped() bool {
-	if r.done == nil {
+	if r == nil || r.done == nil {
 		r.unmade("Stopped")
 	}
 	return r.stopped.Load()

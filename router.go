@@ -21,7 +21,7 @@ var ErrNoRoutee = errors.New("crew: router has no live routee")
 // NewRouter, or let SpawnRouter spawn them. A Router is safe for concurrent
 // use; stopped routees are skipped, never sent to (but for a keyed router's
 // draining routees, which take the messages it holds: see Router.Drain).
-// The zero value is not usable: its methods panic.
+// The zero value is not usable: its methods panic, as a nil *Router's do.
 type Router[T any] struct {
 	picker  Picker
 	refs    []*Ref[T]
@@ -174,7 +174,7 @@ var routerSeq atomic.Int64
 // stopped. It does not allocate when the message is accepted. It panics if
 // ctx is nil.
 func (r *Router[T]) Tell(ctx context.Context, msg T) error {
-	if r.picker.strategy == nil {
+	if r == nil || r.picker.strategy == nil {
 		r.unmade("Tell")
 	}
 	if ctx == nil {
@@ -208,7 +208,7 @@ func (r *Router[T]) Tell(ctx context.Context, msg T) error {
 // did not accept it, joined (each such message is a dead letter). It panics
 // if ctx is nil.
 func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
-	if r.picker.strategy == nil {
+	if r == nil || r.picker.strategy == nil {
 		r.unmade("Broadcast")
 	}
 	if ctx == nil {
@@ -240,7 +240,7 @@ func (r *Router[T]) Broadcast(ctx context.Context, msg T) error {
 // those it held behind their keys or refused itself, together. It is the
 // number of DeadLetter values its routees' and its own sinks received.
 func (r *Router[T]) DeadLetters() int64 {
-	if r.picker.strategy == nil {
+	if r == nil || r.picker.strategy == nil {
 		r.unmade("DeadLetters")
 	}
 	var n int64
@@ -255,7 +255,7 @@ func (r *Router[T]) DeadLetters() int64 {
 
 // Routees returns a copy of the router's list of routees, in their order.
 func (r *Router[T]) Routees() []*Ref[T] {
-	if r.picker.strategy == nil {
+	if r == nil || r.picker.strategy == nil {
 		r.unmade("Routees")
 	}
 	return slices.Clone(r.refs)
@@ -267,7 +267,7 @@ func (r *Router[T]) Routees() []*Ref[T] {
 // holds behind their keys, become dead letters with ErrStopped. It does not
 // wait: receive from Done for that.
 func (r *Router[T]) Stop() {
-	if r.picker.strategy == nil {
+	if r == nil || r.picker.strategy == nil {
 		r.unmade("Stop")
 	}
 	r.stopped.Store(true)
@@ -294,7 +294,7 @@ func (r *Router[T]) Stop() {
 // for that. Stop during a Drain stops the routees at once, and the held
 // messages become dead letters with ErrStopped.
 func (r *Router[T]) Drain() {
-	if r.picker.strategy == nil {
+	if r == nil || r.picker.strategy == nil {
 		r.unmade("Drain")
 	}
 	r.stopped.Store(true)
@@ -310,7 +310,7 @@ func (r *Router[T]) Drain() {
 // exited (see Ref.Done): after Stop or Drain, or when each routee stopped
 // on its own. A router with no routee is done at once.
 func (r *Router[T]) Done() <-chan struct{} {
-	if r.picker.strategy == nil {
+	if r == nil || r.picker.strategy == nil {
 		r.unmade("Done")
 	}
 	r.doneOnce.Do(func() {
@@ -332,8 +332,12 @@ func (r *Router[T]) Done() <-chan struct{} {
 
 // unmade panics, naming the method: every method of a zero Router does,
 // for it has no strategy (NewRouter requires one) and would otherwise
-// refuse every message quietly as a router with no routee.
+// refuse every message quietly as a router with no routee, and so does
+// every method of a nil *Router.
 func (r *Router[T]) unmade(method string) {
+	if r == nil {
+		panic("crew: Router." + method + ": nil Router: make one with NewRouter or SpawnRouter")
+	}
 	panic("crew: Router." + method + ": the Router was not made by NewRouter or SpawnRouter: use one of them")
 }
 

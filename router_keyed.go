@@ -328,7 +328,7 @@ func (rk *routerKeys[T]) release(key *routerKey[T]) {
 // mailbox, being handled, or waiting behind its key in the router. It is
 // 0 for other routers.
 func (r *Router[T]) Keys() int {
-	if r.picker.strategy == nil {
+	if r == nil || r.picker.strategy == nil {
 		r.unmade("Keys")
 	}
 	if r.keyed == nil {

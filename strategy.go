@@ -142,7 +142,7 @@ func (random) pick(slots []slot) int {
 // to something other than a *Ref (a connection pool, a remote service) and
 // call it themselves. A Router is a Picker over its *Ref routees. A Picker is
 // safe for concurrent use. Create one with NewPicker: the zero value's Pick
-// panics.
+// panics, as a nil *Picker's does.
 type Picker struct {
 	strategy Strategy
 	slots    []slot
@@ -167,10 +167,18 @@ func NewPicker(s Strategy, routees ...Routee) *Picker {
 // Pick returns the index of the routee for the next message, or -1 when
 // there is none that has not stopped. It does not allocate.
 func (p *Picker) Pick() int {
-	if p.strategy == nil {
-		panic("crew: Picker.Pick: the Picker was not made by NewPicker: use it")
+	if p == nil || p.strategy == nil {
+		p.unmade()
 	}
 	return p.strategy.pick(p.slots)
+}
+
+// unmade panics for the Pick of a zero or nil Picker.
+func (p *Picker) unmade() {
+	if p == nil {
+		panic("crew: Picker.Pick: nil Picker: make one with NewPicker")
+	}
+	panic("crew: Picker.Pick: the Picker was not made by NewPicker: use it")
 }
 
 // WithStrategy sets the strategy of a router that spawns its routees
