@@ -59,7 +59,9 @@ func NewStablePriority[T any](less func(a, b T) bool) *Priority[T] {
 
 // NewBoundedPriority returns a Priority mailbox ordered by less that holds at
 // most capacity messages. Messages of equal priority come out in no
-// particular order. It panics if capacity is less than 1 or less is nil.
+// particular order. Any capacity from 1 to math.MaxInt is a bound, not an
+// allocation: the heap grows as messages queue. It panics if capacity is
+// less than 1 or less is nil.
 func NewBoundedPriority[T any](capacity int, less func(a, b T) bool) *Priority[T] {
 	checkPriorityCapacity("NewBoundedPriority", capacity)
 	return newPriority("NewBoundedPriority", capacity, less, false)
@@ -67,7 +69,9 @@ func NewBoundedPriority[T any](capacity int, less func(a, b T) bool) *Priority[T
 
 // NewBoundedStablePriority returns a Priority mailbox ordered by less that
 // holds at most capacity messages, in which messages of equal priority come
-// out in arrival order. It panics if capacity is less than 1 or less is nil.
+// out in arrival order. Any capacity from 1 to math.MaxInt is a bound, as
+// NewBoundedPriority's is. It panics if capacity is less than 1 or less is
+// nil.
 func NewBoundedStablePriority[T any](capacity int, less func(a, b T) bool) *Priority[T] {
 	checkPriorityCapacity("NewBoundedStablePriority", capacity)
 	return newPriority("NewBoundedStablePriority", capacity, less, true)

@@ -2,6 +2,7 @@ package crew_test
 
 import (
 	"context"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -90,6 +91,9 @@ func TestPriorityConstructorsRejectBadInput(t *testing.T) {
 	assert.PanicsWithValue(t, "crew: NewBoundedStablePriority: nil less function", func() { crew.NewBoundedStablePriority[int](1, nil) })
 	assert.PanicsWithValue(t, "crew: NewBoundedPriority: capacity must be at least 1, got 0", func() { crew.NewBoundedPriority(0, byValue) })
 	assert.PanicsWithValue(t, "crew: NewBoundedStablePriority: capacity must be at least 1, got -1", func() { crew.NewBoundedStablePriority(-1, byValue) })
+	// A capacity is a bound, not an allocation: the heap grows as it fills.
+	assert.NoError(t, crew.NewBoundedPriority(math.MaxInt, byValue).Enqueue(context.Background(), 1))
+	assert.NoError(t, crew.NewBoundedStablePriority(math.MaxInt, byValue).Enqueue(context.Background(), 1))
 }
 
 func TestPriorityStoresNothingWhenLessPanics(t *testing.T) {
