@@ -68,7 +68,7 @@ func MapSeq[T, R any](ctx context.Context, workers int, inputs iter.Seq[T], f fu
 // ordered stream. The batch's context derives from ctx; its first error
 // cancels it, as in MapSeq, but neither the pool nor another batch. The
 // window is by default DefaultWindowPerWorker times p's workers when the
-// loop begins, or times the batch's limit if WithLimit is given. If p is
+// loop begins, or times the batch's limit if WithLimit gives fewer. If p is
 // closed (its Wait or Shutdown has begun), the pair in the place of the
 // first input holds an error that errors.Is matches with ErrPoolClosed;
 // if p skips the batch's queued inputs (its own context ended), the stream

@@ -137,7 +137,7 @@ func NewStream(ctx context.Context, workers int, opts ...Option) *Stream {
 // ctx. The stream's first error cancels the batch, but neither the pool
 // nor another batch. It takes WithWindow (by default
 // DefaultWindowPerWorker times p's workers, or times the batch's limit if
-// WithLimit is given) and the batch's options: WithLimit, WithTenant and
+// WithLimit gives fewer) and the batch's options: WithLimit, WithTenant and
 // WithWeight (see NewBatch). Once p is closed (its Wait or Shutdown has
 // begun), Submit returns an error that errors.Is matches with
 // ErrPoolClosed; if p skips the batch's queued tasks (its own context

@@ -2,7 +2,6 @@ package crew
 
 import (
 	"context"
-	"math"
 	"strconv"
 	"sync/atomic"
 )
@@ -24,7 +23,8 @@ const DefaultWindowPerWorker = 4
 // the inputs one at a time. A Stream's Submit that found the window full
 // waits until a quarter of it is free (see Stream.Submit). By default the
 // window is DefaultWindowPerWorker times the workers (for a stream on a
-// batch made WithLimit, times its limit). It panics if n is less than 1.
+// batch made WithLimit, times its limit if that is fewer). It panics if n
+// is less than 1.
 // It is not WithFairWindow, a fair pool's setting.
 //
 // The window is a bound, not an allocation: a stream makes its places
@@ -55,9 +55,9 @@ func windowOf(o *options, workers int) int {
 	case o.set&optWindow != 0:
 		return o.window
 	case o.limit > 0:
-		workers = o.limit
+		workers = min(workers, o.limit) // a batch never runs more jobs at once than its pool has workers
 	}
-	return DefaultWindowPerWorker * min(max(workers, 1), math.MaxInt/DefaultWindowPerWorker) // a limit of math.MaxInt: a window that large
+	return DefaultWindowPerWorker * max(workers, 1)
 }
 
 // ownPool starts the pool of an ordered stream of its own (MapSeq,
