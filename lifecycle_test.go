@@ -75,9 +75,10 @@ func TestStopDuringDrainStopsAtOnce(t *testing.T) {
 }
 
 func TestRouterDoneClosesOnceEveryRouteeExited(t *testing.T) {
-	release := gateFor(t)
-	r := crew.SpawnRouter(context.Background(), 3, func(context.Context, int) error { <-release; return nil })
+	started, release := make(chan struct{}), gateFor(t)
+	r := crew.SpawnRouter(context.Background(), 3, func(context.Context, int) error { close(started); <-release; return nil })
 	require.NoError(t, r.Tell(context.Background(), 1))
+	<-started // a Stop before the routee took the message would make it a dead letter, and handle nothing
 	r.Stop()
 	select {
 	case <-r.Done():
