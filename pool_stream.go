@@ -58,6 +58,9 @@ type Stream struct {
 	noPanic bool                             // WithoutPanicRecovery on the stream's pool: panics are not recovered
 	refused atomic.Pointer[error]            // why Submit refused a task once the stream was over (see refusal), for Wait
 	gaveUp  atomic.Bool                      // Submit refused a task as its own ctx ended (see refusal)
+	closing atomic.Bool                      // Wait has begun: Submit refuses with ErrBatchClosed, and counts nothing lost
+	waited  sync.Once                        // Wait's work, once
+	result  error                            // what Wait returns, set once
 
 	// The turn to submit: a Submit that finds it taken counts itself in
 	// turnWaiters, then tries again; one that gives the turn back loads
@@ -291,8 +294,11 @@ func (s *Stream) roomFor(ctx context.Context) error {
 // ended by then (see Wait), and one refused because Wait began is not.
 func (s *Stream) refusal(ctx context.Context, err error) error {
 	switch {
-	case s.own && errors.Is(err, ErrPoolClosed):
-		return ErrBatchClosed // its pool closes only as its Wait ends
+	case s.closing.Load() || s.own && errors.Is(err, ErrPoolClosed):
+		// Wait began (a NewStream's pool closes only as its Wait ends),
+		// and its end cancels the stream's context: a Submit that ran
+		// into it is refused as after Wait, not lost.
+		return ErrBatchClosed
 	case errors.Is(err, ErrBatchClosed):
 		return err
 	case errors.Is(err, ErrPoolClosed):
@@ -349,18 +355,22 @@ func (s *Stream) lostReason() error {
 // because Submit's own ctx ended counts only if the stream's ctx has
 // ended too by the time Wait returns (else the caller gave that task up,
 // and the stream went on); one refused because Wait had begun does not. Wait may be called more than once, from any
-// goroutine but the stream's tasks and callbacks; every call after the
-// stream's last Submit returned returns the same.
+// goroutine but the stream's tasks and callbacks; every call returns the
+// same. A Submit that runs into Wait returns ErrBatchClosed, and its task
+// is not counted as lost.
 func (s *Stream) Wait() error {
 	if s == nil || s.submit == nil {
 		s.unmade("Wait")
 	}
-	err := s.wait()
-	if s.stop != nil {
-		s.stop(nil) // releases the context the batch's derives from
-	}
-	_, err = results[struct{}](s.caller, nil, err, s.lostReason())
-	return err
+	s.closing.Store(true) // before the pool's or the batch's Wait, which cancels the stream's context as it ends
+	s.waited.Do(func() {
+		err := s.wait()
+		if s.stop != nil {
+			s.stop(nil) // releases the context the batch's derives from
+		}
+		_, s.result = results[struct{}](s.caller, nil, err, s.lostReason())
+	})
+	return s.result
 }
 
 // unmade panics, naming the stream's method: every method of a zero

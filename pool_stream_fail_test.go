@@ -146,3 +146,54 @@ func TestAStreamsWaitReportsATaskRefusedWhileItWaitedForRoom(t *testing.T) {
 		})
 	}
 }
+
+// Submits that wait for room, or for their turn, when Wait begins are
+// refused as after Wait (ErrBatchClosed): their tasks are not lost to the
+// stream, whose Wait reports the stream's own outcome, the same each time.
+func TestSubmitsThatRunIntoWaitAreRefusedNotLost(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		t.Run(map[bool]string{false: "NewStream", true: "NewStreamBatch"}[shared], func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var s *crew.Stream
+				if shared {
+					p := crew.NewGroup(1)
+					defer func() { assert.NoError(t, p.Wait()) }()
+					s = crew.NewStreamBatch(t.Context(), p, crew.WithWindow(1))
+				} else {
+					s = crew.NewStream(t.Context(), 1, crew.WithWindow(1))
+				}
+				release := make(chan struct{})
+				require.NoError(t, s.Submit(t.Context(), func(context.Context) (func() error, error) { <-release; return nil, nil }))
+				submitted := make(chan error, 2)
+				for range 2 { // one waits for room, with the turn; the other for the turn
+					go func() {
+						submitted <- s.Submit(t.Context(), func(context.Context) (func() error, error) { return nil, nil })
+					}()
+				}
+				synctest.Wait()
+				waited := make(chan error, 1)
+				go func() { waited <- s.Wait() }()
+				synctest.Wait() // Wait waits for the first task
+				close(release)
+				assert.NoError(t, <-waited)
+				assert.NoError(t, s.Wait(), "a second Wait returns the same")
+				for range 2 {
+					assert.ErrorIs(t, <-submitted, crew.ErrBatchClosed)
+				}
+			})
+		})
+	}
+}
+
+// Wait computes the stream's outcome once: a context that ends after it
+// changes nothing.
+func TestAStreamsWaitReturnsTheSameEachTime(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	s := crew.NewStream(ctx, 1)
+	gone, giveUp := context.WithCancel(t.Context())
+	giveUp()
+	assert.ErrorIs(t, s.Submit(gone, func(context.Context) (func() error, error) { return nil, nil }), context.Canceled)
+	require.NoError(t, s.Wait(), "the caller gave the task up; the stream went on")
+	cancel()
+	assert.NoError(t, s.Wait())
+}
