@@ -2,6 +2,7 @@ package crew_test
 
 import (
 	"context"
+	"errors"
 	"runtime"
 	"slices"
 	"sync/atomic"
@@ -310,7 +311,6 @@ func TestAnErrorHandlerThatCallsGoexitAsAJobsPanicIsRecordedLosesNoFailure(t *te
 		assert.EqualValues(t, 1, s.Completed)
 		assert.EqualValues(t, 1, s.Failed)
 		assert.EqualValues(t, 1, s.Replaced)
-		assert.Equal(t, 2, s.Workers)
 		assert.Zero(t, s.Running+s.Queued)
 	})
 }
@@ -320,7 +320,7 @@ func TestAnErrorHandlerThatCallsGoexitAsAJobsPanicIsRecordedLosesNoFailure(t *te
 func TestAGoexitIsOneFailureEverywhere(t *testing.T) {
 	exit := func(context.Context, int) (int, error) { runtime.Goexit(); return 0, nil }
 	inputs := []int{1, 2, 3}
-	forms := map[string]func(p *crew.Pool[crew.Job]) error{
+	forms := map[string]func(p *crew.Pool[crew.Job]) error{ // those that take p run on it
 		"Map": func(*crew.Pool[crew.Job]) error {
 			_, err := crew.Map(t.Context(), 2, inputs, exit)
 			return err
@@ -350,12 +350,14 @@ func TestAGoexitIsOneFailureEverywhere(t *testing.T) {
 	}
 	for name, run := range forms {
 		t.Run(name, func(t *testing.T) {
-			p := crew.NewGroup(2)
+			p := crew.NewGroup(1)
 			err := run(p)
 			require.ErrorIs(t, err, crew.ErrGoexit)
 			assert.EqualError(t, err, "crew: job called runtime.Goexit")
+			ran := make(chan struct{})
+			require.NoError(t, p.Submit(context.Background(), func(context.Context) error { close(ran); return nil }))
+			<-ran // the pool's one worker runs its next job
 			require.NoError(t, p.Wait(), "the failure was the batch's")
-			assert.Equal(t, 2, p.Stats().Workers)
 		})
 	}
 }
@@ -380,4 +382,74 @@ func TestARoutersRouteeWhoseHandlerCallsGoexitGoesOn(t *testing.T) {
 	<-r.Done()
 	assert.EqualValues(t, 9, handled.Load(), "both routees handled the rest")
 	assert.Zero(t, r.DeadLetters())
+}
+
+// An error handler that calls runtime.Goexit as it reports a failure (a
+// test's t.FailNow in it) ends the goroutine, and nothing more: the job,
+// or the message, failed once, with its own error.
+func TestAnErrorHandlerThatCallsGoexitFailsNothingTwice(t *testing.T) {
+	boom := errors.New("boom")
+	t.Run("a pool's", func(t *testing.T) {
+		var calls []error // on the worker, one call at a time
+		m := &metered{}
+		p := crew.NewGroup(1, crew.WithMetrics(m), crew.WithErrorHandler(func(err error) {
+			calls = append(calls, err)
+			runtime.Goexit()
+		}))
+		require.NoError(t, p.Submit(context.Background(), failsWith(boom)))
+		assert.ErrorIs(t, p.Wait(), boom)
+		require.Len(t, calls, 1)
+		assert.ErrorIs(t, calls[0], boom)
+		s := p.Stats()
+		assert.EqualValues(t, 1, s.Failed)
+		assert.EqualValues(t, 1, s.Completed)
+		assert.EqualValues(t, 1, s.Replaced)
+		src := m.only(t)
+		assert.Equal(t, 1, src.count(crew.EventFailed))
+		assert.Equal(t, 1, src.count(crew.EventCompleted))
+		assert.Len(t, src.observed(crew.RunTime), 1)
+	})
+	t.Run("an actor's", func(t *testing.T) {
+		calls := make(chan error, 2)
+		m := &metered{}
+		a := crew.Spawn(context.Background(), func(context.Context, int) error { return boom },
+			crew.WithMetrics(m), crew.WithErrorHandler(func(err error) {
+				calls <- err
+				runtime.Goexit()
+			}))
+		require.NoError(t, a.Tell(context.Background(), 1))
+		require.NoError(t, a.Tell(context.Background(), 2))
+		assert.ErrorIs(t, <-calls, boom)
+		assert.ErrorIs(t, <-calls, boom, "the second message's failure: the first's was not reported twice")
+		a.Stop()
+		<-a.Done()
+		src := m.only(t)
+		assert.Equal(t, 2, src.count(crew.EventFailed))
+		assert.Equal(t, 2, src.count(crew.EventCompleted))
+		assert.Equal(t, 2, src.count(crew.EventReplaced))
+	})
+}
+
+// A dead-letter sink that calls runtime.Goexit as an actor stops ends the
+// goroutine that stopped it; the actor's Done still closes.
+func TestAnActorsDoneClosesWhenItsDeadLetterSinkCallsGoexit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		started, release := make(chan struct{}), make(chan struct{})
+		a := crew.Spawn(context.Background(), func(_ context.Context, v int) error {
+			if v == 0 {
+				close(started)
+				<-release
+			}
+			return nil
+		}, crew.WithDeadLetters(func(crew.DeadLetter) { runtime.Goexit() }))
+		for v := range 3 {
+			require.NoError(t, a.Tell(context.Background(), v))
+		}
+		<-started
+		go a.Stop() // its dead letters' sink ends this goroutine
+		synctest.Wait()
+		close(release)
+		<-a.Done() // the bubble deadlocks if Done never closes
+		assert.True(t, a.Stopped())
+	})
 }

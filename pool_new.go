@@ -184,7 +184,7 @@ func checkSize(fn, arg string, n, most int) {
 	}
 }
 
-// Resize changes the number of p's live workers to n, while the pool runs.
+// Resize changes the number of p's workers to n, while the pool runs.
 // Growing starts workers that take backlog jobs at once. Shrinking lets the
 // extra workers (the last ones) finish the jobs they hold and exit; it does
 // not wait for them, Wait does. The pool's bound follows the new size

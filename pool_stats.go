@@ -31,8 +31,8 @@ type PoolStats struct {
 	// A job that runs a job inline (see Submit) ends with it if that job
 	// calls runtime.Goexit: both count in Failed, as in Completed.
 
-	// PerWorker has one entry per worker, in order, to show the balance:
-	// the dead ones too, until Resize takes them out.
+	// PerWorker has one entry per worker, in order, to show the balance
+	// (the retired ones are left out: see Resize).
 	PerWorker []WorkerStats
 }
 

@@ -419,9 +419,8 @@ func TestAJobThatCallsGoexitFailsButNeverShrinksThePool(t *testing.T) {
 				require.NoError(t, submit(context.Background(), exit))
 				synctest.Wait() // the job ended; a new goroutine waits for the next
 				s := p.Stats()
-				assert.Equal(t, 1, s.Workers, "the pool keeps its worker")
 				assert.EqualValues(t, 1, s.Replaced)
-				assert.Equal(t, 1, crew.PoolIdle(p))
+				assert.Equal(t, 1, crew.PoolIdle(p), "the pool's worker, on a new goroutine, waits for a job")
 
 				var ran atomic.Int32
 				for range 50 {
@@ -788,7 +787,7 @@ func TestSubmitWhileEveryJobCallsGoexit(t *testing.T) {
 			return
 		}
 		s := p.Stats()
-		if !assert.Equal(t, [3]int64{32, 32, 32}, [3]int64{s.Completed, s.Failed, s.Replaced}) || !assert.Equal(t, 2, s.Workers) {
+		if !assert.Equal(t, [3]int64{32, 32, 32}, [3]int64{s.Completed, s.Failed, s.Replaced}) {
 			return
 		}
 	}

@@ -33,6 +33,8 @@ type worker[T any] struct {
 	started bool                       // g's job started: the next Next counts it out
 	inJob   bool                       // g's job's handler runs: a panic now is the job's
 	resume  bool                       // a runtime.Goexit ended the last goroutine inside Next: take the step Next decided (see replace)
+	failed  bool                       // g's job's failure is being reported: a runtime.Goexit in the error handler fails it no more
+	clocked bool                       // g's job was clocked in (see clockIn), and its end not measured yet
 	streak  int                        // jobs run since the worker was idle, or since yield last looked
 	every   int                        // how many jobs yield looks at the clock once in
 	since   time.Time                  // when yield began to time the worker's streak
@@ -125,7 +127,9 @@ func (w *worker[T]) jobs() (again bool) {
 		err := p.handle(ctx, g.Job())
 		w.inJob = false
 		if err != nil {
+			w.failed = true
 			p.fail(err, b)
+			w.failed = false
 		}
 		if clocked {
 			w.measured()
@@ -156,24 +160,28 @@ func (w *worker[T]) recovered(v any) bool {
 	exited := true
 	defer func() {
 		if exited {
-			w.replace()
+			defer w.replace()
+			w.measured() // if the Goexit came before it
 		}
 	}()
-	w.measured() // first: the job ended, whatever the error handler does
-	w.pool.fail(panicked("job", panics.NewRecovered(1, v)), w.g.Batch())
+	w.pool.fail(panicked("job", panics.NewRecovered(1, v)), w.g.Batch()) // first: kept for Wait, whatever the Recorder does
+	w.measured()
 	exited = false
 	return true
 }
 
-// measured reports the end of the job the worker holds, if it started and
-// was not skipped, as it returns or panics, or as runtime.Goexit ends it:
-// its run time to the Recorder, or to the scheduler if it is timed.
+// measured reports the end of the job the worker holds, once, if it was
+// clocked in (see clockIn), as it returns or panics, or as runtime.Goexit
+// ends it: its run time to the Recorder, or to the scheduler if it is
+// timed.
 func (w *worker[T]) measured() {
-	switch g := w.g; {
-	case !w.started || g.Skipped():
-	case w.pool.rec != nil:
-		w.ended(g)
-	case w.rec.Timed():
+	if !w.clocked {
+		return
+	}
+	w.clocked = false // before the Recorder, which might call runtime.Goexit
+	if w.pool.rec != nil {
+		w.ended(w.g)
+	} else {
 		w.ran = w.pool.clock() - w.began
 	}
 }
@@ -236,12 +244,17 @@ func (p *Pool[T]) finishInline(b *Batch[T], w *worker[T], returned *bool) {
 // exited records a runtime.Goexit that is ending the worker's goroutine:
 // in the job it holds, if that started (the job fails, with its batch or
 // the pool), else in a dead-letter sink, before that job started (the pool
-// fails). Then a new goroutine takes the worker on, even if the error
-// handler calls runtime.Goexit again.
+// fails); but in the error handler that the job's failure reached, it
+// fails nothing more. Then it measures the job's end, if it was not, and
+// a new goroutine takes the worker on, even if the error handler or the
+// Recorder calls runtime.Goexit again.
 func (w *worker[T]) exited() {
 	defer w.replace()
+	defer w.measured()
 	w.inJob = false
-	w.measured()
+	if w.failed {
+		return
+	}
 	var b *Batch[T]
 	if w.started {
 		b = w.g.Batch()
@@ -258,7 +271,7 @@ func (w *worker[T]) exited() {
 // out. This goroutine leaves the worker's fields alone from then on.
 func (w *worker[T]) replace() {
 	p := w.pool
-	w.resume = !w.started
+	w.resume, w.failed, w.inJob = !w.started, false, false
 	w.start()
 	p.replaced.Add(1)
 	if p.rec != nil {

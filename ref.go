@@ -40,6 +40,8 @@ type Ref[T any] struct {
 	rec     Recorder         // WithMetrics: the actor's, or its router's; or nil
 	ownRec  bool             // rec is the actor's own: it closes it as it ends
 
+	reporting bool // the actor's goroutine's: onError runs, reporting a failure (see exited)
+
 	signal   chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
 	done     chan struct{} // closed by the second of shutdown and the goroutine's exit
 	ended    atomic.Int32  // how many of those two have finished

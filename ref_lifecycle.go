@@ -13,6 +13,7 @@ func (r *Ref[T]) shutdown(reason error) {
 	if !r.shut.CompareAndSwap(false, true) {
 		return
 	}
+	defer r.end() // also if a dead-letter sink calls runtime.Goexit: Done closes all the same
 	r.stopped.Store(true)
 	r.wake()
 	if s, ok := r.mb.(sealer[T]); ok {
@@ -22,7 +23,6 @@ func (r *Ref[T]) shutdown(reason error) {
 			r.deadLetter(msg, reason)
 		}
 	}
-	r.end()
 }
 
 // lingers reports whether the actor, draining, its mailbox found empty,

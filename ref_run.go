@@ -32,11 +32,14 @@ func (r *Ref[T]) run(ctx context.Context) {
 
 // exited reports a runtime.Goexit that is ending the actor's goroutine (a
 // panic would have been recovered) as its handler's failure, as the
-// handler's panic is, and starts a goroutine that goes on with the next
-// message, even if the error handler calls runtime.Goexit again. The
-// message in hand counts as handled.
+// handler's panic is, unless it came from the error handler that a
+// failure of the handler reached (then that failure is reported already);
+// and starts a goroutine that goes on with the next message, even if the
+// error handler calls runtime.Goexit again. The message in hand counts as
+// handled.
 func (r *Ref[T]) exited(ctx context.Context) {
 	defer func() {
+		r.reporting = false
 		go r.run(ctx)
 		if r.rec != nil {
 			r.rec.Add(EventReplaced, 1)
@@ -45,7 +48,9 @@ func (r *Ref[T]) exited(ctx context.Context) {
 	if r.rec != nil {
 		r.rec.Add(EventCompleted, 1)
 	}
-	r.report(goexited("handler"))
+	if !r.reporting {
+		r.report(goexited("handler"))
+	}
 }
 
 // loop handles messages until the actor stops.
@@ -115,7 +120,9 @@ func (r *Ref[T]) report(err error) {
 	}
 	err = &actorError{name: r.name, err: err}
 	if r.onError != nil {
+		r.reporting = true // a runtime.Goexit in onError fails nothing more (see exited)
 		r.onError(err)
+		r.reporting = false
 	} else {
 		logError(&r.errLog, r.name, err)
 	}
