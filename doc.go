@@ -31,10 +31,9 @@
 // # Words used here
 //
 //   - Backlog: a pool's queue of jobs accepted but not yet running.
-//   - Inline: a job that calls Submit on its own full pool, with the context
-//     it received, runs the new job itself before Submit returns, instead of
-//     blocking, so nested fan-outs cannot deadlock (a keyed pool queues it
-//     past its bound instead).
+//   - Inline: a job's Submit to its own full pool, with the context it
+//     received, runs the new job itself rather than block, so nested
+//     fan-outs cannot deadlock (a keyed pool queues it past its bound).
 //   - Batch: one request's part of a long-lived pool, with its own Submit,
 //     Wait, first error and context, as an errgroup has.
 //   - Share, tenant: a pool made WithFairShare divides its workers between
@@ -48,8 +47,8 @@
 //     ([Ref.Drain], [Router.Drain]); Stop exits at once instead.
 //   - Dead letter: a message that will never reach its handler
 //     ([DeadLetter]).
-//   - BalancingPool, PoisonPill: what Akka, an actor toolkit for the JVM,
-//     calls a pool whose workers share one backlog, and a drain.
+//   - BalancingPool, PoisonPill: Akka's (the JVM actor toolkit's) names
+//     for a pool whose workers share one backlog, and for a drain.
 //
 // # How the pieces fit
 //
@@ -153,25 +152,22 @@
 // router, from a channel the caller already has.
 //
 // A panic in a handler is recovered with its stack and reported, with the
-// handler's errors, to WithErrorHandler; the actor goes on. So does a
-// runtime.Goexit (t.FailNow in a test's handler): reported as an error
-// matching ErrGoexit, it ends the goroutine, and a new one goes on. Stop,
-// or the end
-// of the actor's context, stops it at once: Tell refuses, the mailbox is
-// closed (waking blocked senders), and the message being handled finishes.
-// Drain stops it once it has handled what is queued (Akka's PoisonPill):
-// Tell refuses at once; a keyed router's Drain handles the messages it
-// holds behind their keys too. Done is closed once the actor's goroutine
-// has exited; a Router's Done, once every routee's has. A message that will
-// never reach the handler (refused by a full mailbox, evicted, told to a
-// stopped actor or router, left queued when it stopped) is a DeadLetter:
-// counted (Ref.DeadLetters; Router.DeadLetters adds up a router's own and
-// its routees') and sent to WithDeadLetters, or else logged sparingly,
-// each actor's 1st, 2nd, 4th, 8th... with that count. So every message
-// told is handled, or refused with an error that says why and recorded as
-// a dead letter, or, when a router has no routee left (ErrNoRoutee),
-// handed back to the caller by that error: none is lost, none handled
-// twice.
+// handler's errors, to WithErrorHandler; the actor goes on, as it does
+// after a runtime.Goexit (reported as ErrGoexit) on a new goroutine. Stop,
+// or the end of the actor's context, stops it at once: Tell refuses, the
+// mailbox is closed (waking blocked senders), and the message being handled
+// finishes. Drain stops it once it has handled what is queued (Akka's
+// PoisonPill): Tell refuses at once; a keyed router's Drain handles the
+// messages it holds behind their keys too. Done is closed once the actor's
+// goroutine has exited; a Router's Done, once every routee's has. A message
+// that will never reach the handler (refused by a full mailbox, evicted,
+// told to a stopped actor or router, left queued when it stopped) is a
+// DeadLetter: counted (Ref.DeadLetters; Router.DeadLetters adds up a
+// router's own and its routees') and sent to WithDeadLetters, or else
+// logged sparingly, per source. So every message told is handled, or
+// refused with an error that says why and recorded as a dead letter, or,
+// when a router has no routee left (ErrNoRoutee), handed back to the caller
+// by that error: none is lost, none handled twice.
 //
 // # Choosing a router
 //
@@ -265,9 +261,8 @@
 // workers (no goroutine is left behind) and returns the first error, or all
 // of them with WithAllErrors. A panic in a job is recovered with its stack
 // and returned by Wait as an error that errors.As unwraps to
-// *panics.ErrRecovered; the worker goes on. A runtime.Goexit in a job
-// fails it as an error matching ErrGoexit, and a new goroutine takes the
-// worker on: a job never shrinks its pool. WithContext (or
+// *panics.ErrRecovered; the worker goes on, as it does on a new goroutine
+// after a job's runtime.Goexit (ErrGoexit). WithContext (or
 // WithCancelOnError) cancels the pool's context on the first error, with
 // that error as its cause: jobs still in the backlog are skipped, Submit
 // refuses new ones, and a Submit blocked on the full pool returns.
@@ -296,34 +291,32 @@
 // its own context and skips its own queued jobs only; the pool and the
 // other batches go on. Batches share the workers first come, first served:
 // a batch that queues many slow jobs first holds every worker until they
-// have started, so WithLimit(n) caps a batch's share: at most n of its
-// jobs run at once, and the rest wait in the backlog without holding a
-// worker while other jobs overtake them. A pool made WithFairShare shares
-// its workers between batches (or tenants, WithTenant) by the time their
-// jobs run: a big request that queued many jobs gets its share of the
-// workers, not all of them, and each backlogged share gets run time in
-// proportion to its weight (WithWeight). A share that used less than its
-// part lately, a tenant between requests, is credited what it left unused,
-// up to the fair window (WithFairWindow, DefaultFairWindow), and runs
-// ahead of the backlogged shares until it has used it: a small request
-// beside a tenant with 2,000 jobs queued is not held behind them, while
-// the credit of all quiet shares together stays bounded, so a backlogged
-// share keeps its part over time. It pays on a backlog that holds a
-// burst, for any jobs, and on the default bound for jobs that wait (I/O,
-// calls) while the CPUs have room; where every job also waits for a CPU
-// (jobs that compute, a machine busy with other work) the default bound
-// gains nothing from it (the benchmark report's advice "fair share"
-// checks this on your machine). A pool without WithFairShare takes
-// WithTenant and WithWeight too, and stays first come, first served: the
-// tenant only labels its jobs' run times in the metrics. WithErrorHandler
-// reports a long-lived pool's failures as they happen, not only at its
-// Wait; WithoutPanicRecovery lets a job's panic crash the process instead
-// of failing the job. Resize changes a running pool's workers, and
-// Shutdown closes it with a deadline, as http.Server's does: once the
-// deadline passes it cancels the jobs and returns, and Wait waits for
-// those that still run.
-// Batches take a pool with the default backlog (not WithMailbox, WithKey or
-// WithConsistentHash). Map and MapBatch return results in input order.
+// have started, so WithLimit(n) caps a batch's share: at most n of its jobs
+// run at once, and the rest wait in the backlog without holding a worker
+// while other jobs overtake them. A pool made WithFairShare shares its
+// workers between batches (or tenants, WithTenant) by the time their jobs
+// run: a big request that queued many jobs gets its share of the workers,
+// not all of them, and each backlogged share gets run time in proportion to
+// its weight (WithWeight). A share that used less than its part lately, a
+// tenant between requests, is credited what it left unused, up to the fair
+// window (WithFairWindow, DefaultFairWindow), and runs ahead of the
+// backlogged shares until it has used it: a small request beside a tenant
+// with 2,000 jobs queued is not held behind them, while the credit of all
+// quiet shares together stays bounded, so a backlogged share keeps its part
+// over time. It pays on a backlog that holds a burst, for any jobs, and on
+// the default bound for jobs that wait (I/O, calls) while the CPUs have
+// room; where every job also waits for a CPU (jobs that compute, a machine
+// busy with other work) the default bound gains nothing from it (the
+// benchmark report's advice "fair share" checks this on your machine).
+// Without WithFairShare, WithTenant only labels the metrics.
+// WithErrorHandler reports a long-lived pool's failures as they happen, not
+// only at its Wait; WithoutPanicRecovery lets a job's panic crash the
+// process instead of failing the job. Resize changes a running pool's
+// workers, and Shutdown closes it with a deadline, as http.Server's does:
+// once the deadline passes it cancels the jobs and returns, and Wait waits
+// for those that still run. Batches take a pool with the default backlog
+// (not WithMailbox, WithKey or WithConsistentHash). Map and MapBatch return
+// results in input order.
 //
 //	shape                          make it with                    waits for                ends with
 //	one fan-out, errgroup-like     WithContext(ctx, n), NewGroup   every job                Wait (closes the pool)
@@ -373,20 +366,19 @@
 //
 // # Observing pools and actors
 //
-// WithMetrics(m) reports what happens in a pool, an actor or a router as
-// it happens, to m, a Metrics: a small interface of crew's own, so that
-// the core depends on no metrics library. The nested modules promcrew (a
+// WithMetrics(m) reports what happens in a pool, an actor or a router as it
+// happens, to m, a Metrics: a small interface of crew's own, so that the
+// core depends on no metrics library. The nested modules promcrew (a
 // Prometheus collector, with a Grafana dashboard) and otelcrew
-// (OpenTelemetry instruments) implement it, and so can a few lines of
-// yours (see ExampleWithMetrics). A pool reports its jobs submitted,
-// completed, failed, panicked, skipped and dropped, and its workers
-// replaced after a runtime.Goexit; each job's queue wait,
-// from its acceptance to its start, and its run time; each tenant's run
-// time (WithTenant); and its backlog, running jobs, workers and blocked
-// Submits, read when the metrics are read. An actor or a router
-// reports its messages told, handled and failed, its dead letters, and
-// its mailbox depth. Name what you measure (WithName): default names
-// change from run to run.
+// (OpenTelemetry instruments) implement it, and so can a few lines of yours
+// (see ExampleWithMetrics). A pool reports its jobs submitted, completed,
+// failed, panicked, skipped and dropped (and its workers replaced after a
+// Goexit); each job's queue wait, from its acceptance to its start, and its
+// run time; each tenant's run time (WithTenant); and its backlog, running
+// jobs, workers and blocked Submits, read when the metrics are read. An
+// actor or a router reports its messages told, handled and failed, its dead
+// letters, and its mailbox depth. Name what you measure (WithName): default
+// names change from run to run.
 //
 //	to see                                   use
 //	counts, waits and levels, in a dashboard WithMetrics(promcrew.New()) or otelcrew.New(provider)
@@ -397,15 +389,13 @@
 //
 // # Costs
 //
-// The cost columns above and the figures in the README's Performance
-// section come from one committed run of the bench/ program,
-// bench/results/report.md, which measures crew side by side with
-// errgroup, conc, ants, pond, protoactor-go, hand-written pools and the
-// floor (a minimal pool around one lock with crew's guarantees of order,
-// bound and context), and checks crew's performance targets. They are one
-// machine's, a 2-core AMD EPYC virtual machine, and ratios, since its
-// speed drifts; they vary with the machine and its load, and the program
-// (go -C bench run .) measures yours. A job through a pool or a batch, and
-// a message told to an actor, allocate nothing; an idle actor adds 415
-// bytes to its goroutine.
+// The cost columns above and the figures in the README's Performance section
+// come from one committed run of the bench/ program
+// (bench/results/report.md), which measures crew side by side with errgroup,
+// conc, ants, pond, protoactor-go, hand-written pools and the floor (a
+// minimal pool around one lock with crew's guarantees of order, bound and
+// context), and checks crew's performance targets. They are a 2-core virtual
+// machine's, as ratios; go -C bench run . measures yours. A job through a
+// pool or a batch, and a message told to an actor, allocate nothing; an idle
+// actor adds 415 bytes to its goroutine.
 package crew

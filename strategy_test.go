@@ -32,6 +32,9 @@ func newFleet(t *testing.T, n int, opts ...crew.Option) *fleet {
 	f := &fleet{started: make(chan int, 1<<16), gate: make(chan struct{}), got: make([][]int, n)}
 	for i := range n {
 		handle := func(_ context.Context, v int) error {
+			if v == warmUp {
+				return nil
+			}
 			f.mu.Lock()
 			f.got[i] = append(f.got[i], v)
 			f.mu.Unlock()
@@ -43,8 +46,21 @@ func newFleet(t *testing.T, n int, opts ...crew.Option) *fleet {
 		f.refs = append(f.refs, crew.Spawn(context.Background(), handle, o...))
 	}
 	t.Cleanup(f.stop)
+	// An actor's goroutine, as it first runs, looks busy for an instant
+	// while it finds its mailbox empty: a router that picked then would
+	// pass it over. Each handles a message first, and is idle once it is
+	// done with it, past that first look.
+	for _, r := range f.refs {
+		require.NoError(t, r.Tell(context.Background(), warmUp))
+	}
+	for _, r := range f.refs {
+		until(t, func() bool { return !r.Busy() && r.Len() == 0 })
+	}
 	return f
 }
+
+// warmUp is the message each routee of a fleet handles first, unrecorded.
+const warmUp = -1
 
 // stop opens the gate, stops every actor and waits for them.
 func (f *fleet) stop() {
