@@ -114,8 +114,8 @@
 // backlog, and moves a drained first segment back to its start, once per
 // 16 to 32 messages of sparse traffic; Chan, Fair and Priority have one
 // lock.
-// Enqueue and Dequeue are O(1) (amortized for Unbounded, and for a Bounded
-// while its ring grows) but for Priority's O(log n), n = Len().
+// Enqueue and Dequeue are O(1) (Unbounded's amortized) but for Priority's
+// O(log n), n = Len().
 //
 // None of them allocates per message in steady traffic: Unbounded's ring,
 // Priority's heap and Segmented's segments are recycled through a

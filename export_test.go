@@ -13,14 +13,6 @@ func BoundedWaiters[T any](b *Bounded[T]) int {
 	return b.waiting.Len()
 }
 
-// BoundedRing reports how many slots b's ring has, to check that it grows
-// as b fills rather than all at once.
-func BoundedRing[T any](b *Bounded[T]) int {
-	b.tailMu.Lock()
-	defer b.tailMu.Unlock()
-	return len(b.buf)
-}
-
 // PriorityCap reports the capacity of p's heap slice, to check that a
 // drained Priority gives its memory back.
 func PriorityCap[T any](p *Priority[T]) int {

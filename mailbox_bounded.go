@@ -3,18 +3,14 @@ package crew
 import (
 	"context"
 	"runtime"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
 	"github.com/crewlib/crew/internal/queue"
 )
 
-// A Bounded is a FIFO mailbox that holds at most capacity messages, on a
-// ring that grows as it fills: NewBounded allocates 8 slots (capacity, if
-// fewer), and a full ring below capacity doubles, up to capacity, and
-// keeps its size until Close. A capacity is therefore a bound, not an
-// allocation. When the mailbox is full, its Overflow policy decides:
+// A Bounded is a FIFO mailbox on a fixed ring of capacity slots, allocated
+// once by NewBounded. When it is full, its Overflow policy decides:
 //
 //   - Fail: Enqueue returns ErrMailboxFull; nothing is stored.
 //   - DropNewest: Enqueue returns ErrDropped (wrapping ErrMailboxFull); the
@@ -29,19 +25,15 @@ import (
 //
 // Like Unbounded, a Bounded has separate producer and consumer locks that
 // meet only through atomic positions, so producers and consumers do not
-// contend with each other (a DropOldest eviction and the ring's growth
-// take both). Enqueue and Dequeue are O(1): one uncontended mutex and one
-// atomic store each, with no allocation once the ring has grown to the
-// mailbox's depth, also when a sender blocks (waiters are recycled); an
-// Enqueue that doubles the ring copies it, amortized O(1). A Dequeue that
-// frees room for a blocked sender also takes the producers' lock to hand
-// it over.
+// contend with each other (a DropOldest eviction takes both). Enqueue and Dequeue are O(1): one uncontended
+// mutex and one atomic store each, with no allocation, also when a sender
+// blocks (waiters are recycled). A Dequeue that frees room for a blocked
+// sender also takes the producers' lock to hand it over.
 //
 // A Bounded is safe for concurrent use. The zero value is not usable: create
 // one with NewBounded.
 type Bounded[T any] struct {
-	// Set by NewBounded. buf is written with both locks held: grow
-	// replaces it, Close drops it.
+	// Set by NewBounded (buf is dropped by Close, with both locks held).
 	buf      []T
 	capacity uint64
 	overflow Overflow
@@ -82,19 +74,20 @@ type Bounded[T any] struct {
 }
 
 // NewBounded returns an empty Bounded mailbox of the given capacity and
-// overflow policy. Any capacity from 1 to math.MaxInt is a bound, not an
-// allocation: the ring starts at 8 slots and grows only as messages
-// queue (see Bounded). It panics if capacity is less than 1 or overflow
-// is not one of Fail, DropNewest, DropOldest and Backpressure.
+// overflow policy. It allocates its ring whole, as make(chan T, capacity)
+// allocates a channel's buffer, so that no message ever costs an
+// allocation or a copy of the ring. It panics if capacity is not between
+// 1 and 1<<24 (a larger one is a bound better kept by an Unbounded with a
+// check of its Len, or a bounded priority mailbox, which allocate as they
+// fill), or if overflow is not one of Fail, DropNewest, DropOldest and
+// Backpressure.
 func NewBounded[T any](capacity int, overflow Overflow) *Bounded[T] {
-	if capacity < 1 {
-		panic("crew: NewBounded: capacity must be at least 1, got " + strconv.Itoa(capacity))
-	}
+	checkSize("NewBounded", "capacity", capacity, maxCapacity)
 	if overflow < Fail || overflow > Backpressure {
 		panic("crew: NewBounded: unknown overflow policy " + overflow.String())
 	}
 	return &Bounded[T]{
-		buf:      make([]T, min(capacity, queue.MinRingSlots)),
+		buf:      make([]T, capacity),
 		capacity: uint64(capacity),
 		overflow: overflow,
 		waiters:  queue.Shared[queue.Waiters[T]](),
@@ -114,7 +107,7 @@ func (b *Bounded[T]) Enqueue(ctx context.Context, msg T) error {
 		b.tailMu.Unlock()
 		return ErrMailboxClosed
 	}
-	if b.waiting.Len() == 0 && (b.room() || b.grow()) {
+	if b.waiting.Len() == 0 && b.room() {
 		b.push(msg)
 		b.tailMu.Unlock()
 		return nil
@@ -145,37 +138,16 @@ func (b *Bounded[T]) Enqueue(ctx context.Context, msg T) error {
 	return ErrMailboxFull
 }
 
-// room reports whether a message fits in the ring. tailMu is held. When
-// it does not, grow may make room: room stays small enough to inline.
+// room reports whether a message fits. tailMu is held.
 func (b *Bounded[T]) room() bool {
 	// headSeen is at most head, so this overstates the count: when it says
 	// there is room, there is. Otherwise look again.
 	t := b.tail.Load()
-	if t-b.headSeen < uint64(len(b.buf)) {
+	if t-b.headSeen < b.capacity {
 		return true
 	}
 	b.headSeen = b.head.Load()
-	return t-b.headSeen < uint64(len(b.buf))
-}
-
-// grow doubles the ring, up to capacity, when room found it full, and
-// reports whether it did: not at capacity. It moves the queued messages
-// to the start of the new ring, under headMu, under which Dequeue reads
-// the ring; tailMu is held, so no message is pushed meanwhile, but one may
-// have been taken since room saw the ring full.
-func (b *Bounded[T]) grow() bool {
-	if uint64(len(b.buf)) >= b.capacity {
-		return false
-	}
-	b.headMu.Lock()
-	defer b.headMu.Unlock()
-	n := int(b.tail.Load() - b.head.Load())
-	buf := make([]T, min(2*len(b.buf), int(b.capacity)))
-	if k := copy(buf[:n], b.buf[b.headIdx:]); k < n {
-		copy(buf[k:n], b.buf)
-	}
-	b.buf, b.headIdx, b.tailIdx = buf, 0, n
-	return true
+	return t-b.headSeen < b.capacity
 }
 
 // push writes msg at the tail and publishes it. tailMu is held, and there
@@ -272,7 +244,7 @@ func (b *Bounded[T]) withdraw(ctx context.Context, w *queue.Waiter[T]) error {
 // admit moves blocked senders' messages into the ring, oldest first, while
 // there is room. tailMu is held.
 func (b *Bounded[T]) admit() {
-	for w := b.waiting.Front(); w != nil && (b.room() || b.grow()); w = b.waiting.Front() {
+	for w := b.waiting.Front(); w != nil && b.room(); w = b.waiting.Front() {
 		b.unlink(w)
 		b.push(w.Msg)
 		w.Answer(nil)

@@ -32,17 +32,18 @@ type Chan[T any] struct {
 	closed bool
 }
 
-// maxChanCapacity is the most messages a Chan holds: NewChan allocates
-// its channel's buffer whole.
-const maxChanCapacity = 1 << 24
+// maxCapacity is the most messages a Chan or a Bounded holds: each
+// allocates its buffer whole, as it is made.
+const maxCapacity = 1 << 24
 
 // NewChan returns an empty Chan that holds up to capacity messages, in a
 // channel whose buffer it allocates whole. It panics if capacity is not
 // between 1 and 1<<24: an unbuffered channel cannot hold a message for a
-// non-blocking Dequeue, and a larger buffer is a bound better kept by a
-// Bounded, which allocates its ring as it fills.
+// non-blocking Dequeue, and a larger buffer is a bound better kept by an
+// Unbounded with a check of its Len, or a bounded priority mailbox, which
+// allocate as they fill.
 func NewChan[T any](capacity int) *Chan[T] {
-	checkSize("NewChan", "capacity", capacity, maxChanCapacity)
+	checkSize("NewChan", "capacity", capacity, maxCapacity)
 	return &Chan[T]{ch: make(chan T, capacity), done: make(chan struct{}), gone: make(chan struct{})}
 }
 
