@@ -99,7 +99,18 @@ func (w *worker[T]) jobs() (again bool) {
 		}
 	}()
 	for {
-		g, ok := w.next()
+		var g *sched.Grant[T, *Batch[T]]
+		var ok bool
+		if !w.resume {
+			ended := w.started
+			w.started = false // Next may deliver dead letters, whose sink may call runtime.Goexit: then w holds a job not started
+			g, ok = p.s.Next(w.rec, ended, w.ran, w.now, p.seesStop())
+		} else {
+			// The worker's last goroutine ended inside Next (a dead-letter
+			// sink called runtime.Goexit): take the step Next decided.
+			w.resume = false
+			g, ok = p.s.Resume(w.rec)
+		}
 		if !ok { // stopped by Wait, or retired
 			returned = true
 			return false
@@ -135,20 +146,6 @@ func (w *worker[T]) jobs() (again bool) {
 			w.measured()
 		}
 	}
-}
-
-// next counts out the job the worker holds, if it started, and takes its
-// next one (see sched.Scheduler.Next). A worker whose last goroutine a
-// runtime.Goexit ended inside Next (in a dead-letter sink) takes the step
-// that Next had decided instead.
-func (w *worker[T]) next() (*sched.Grant[T, *Batch[T]], bool) {
-	if w.resume {
-		w.resume = false
-		return w.pool.s.Resume(w.rec)
-	}
-	ended := w.started
-	w.started = false // Next may deliver dead letters, whose sink may call runtime.Goexit: then w holds a job not started
-	return w.pool.s.Next(w.rec, ended, w.ran, w.now, w.pool.seesStop())
 }
 
 // recovered records v, the recovered panic of the job the worker holds,
