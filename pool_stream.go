@@ -49,6 +49,7 @@ type StreamTask = func(ctx context.Context) (callback func() error, err error)
 // task and callback ends before Wait returns. Every stream must reach
 // Wait.
 type Stream struct {
+	// Set as the stream is made, then only read.
 	submit  func(context.Context, Job) error // the pool's Submit (NewStream), or the batch's
 	wait    func() error                     // the pool's Wait, or the batch's
 	own     bool                             // the pool is the stream's own (NewStream): it closes only as Wait ends
@@ -56,24 +57,37 @@ type Stream struct {
 	ctx     context.Context                  // the tasks' context: the pool's, or the batch's
 	caller  context.Context                  // what the tasks' context derives from
 	noPanic bool                             // WithoutPanicRecovery on the stream's pool: panics are not recovered
-	refused atomic.Pointer[error]            // why Submit refused a task once the stream was over (see refusal), for Wait
-	gaveUp  atomic.Bool                      // Submit refused a task as its own ctx ended (see refusal)
-	closing atomic.Bool                      // Wait has begun: Submit refuses with ErrBatchClosed, and counts nothing lost
-	waited  sync.Once                        // Wait's work, once
-	result  error                            // what Wait returns, set once
+	window  int                              // the most tasks held (see WithWindow)
+	win     *chain[streamSlot]               // the tasks' slots, from the head to the tail
+	room    chan struct{}                    // signals a Submit waiting for room that callbacks ran
+	hooks   *streamHooks                     // tests only: holds a job where two deliverers race (see ended, deliver); nil otherwise
+
+	// Written as the stream ends.
+	refused atomic.Pointer[error] // why Submit refused a task once the stream was over (see refusal), for Wait
+	gaveUp  atomic.Bool           // Submit refused a task as its own ctx ended (see refusal)
+	closing atomic.Bool           // Wait has begun: Submit refuses with ErrBatchClosed, and counts nothing lost
+	waited  sync.Once             // Wait's work, once
+	result  error                 // what Wait returns, set once
+
+	_ [64]byte // keeps what each Submit writes off the lines the jobs read
 
 	// The turn to submit: a Submit that finds it taken counts itself in
 	// turnWaiters, then tries again; one that gives the turn back loads
 	// turnWaiters, and wakes one with turnFree.
-	turn        sync.Mutex    // held by the Submit under way: guards next
-	turnWaiters atomic.Int32  // Submits waiting for the turn
-	turnFree    chan struct{} // signals the turn's release to a Submit waiting for it
-	next        int64         // the sequence number of the next task accepted
-	room        chan struct{} // signals a Submit waiting for room that callbacks ran
+	turn        sync.Mutex        // held by the Submit under way: guards next and tail
+	turnWaiters atomic.Int32      // Submits waiting for the turn
+	turnFree    chan struct{}     // signals the turn's release to a Submit waiting for it
+	next        int64             // the sequence number of the next task accepted
+	tail        place[streamSlot] // task next's slot
 
-	window int                // the most tasks held (see WithWindow)
-	win    *chain[streamSlot] // the tasks' slots, from the head to the tail
-	tail   place[streamSlot]  // task next's slot: the Submit with the turn's
+	// A Submit that finds the window full stores want, then waiting, then
+	// loads head again; a run of callbacks stores head, then loads waiting,
+	// then want: one of them sees the other's store, so no Submit sleeps on
+	// the room it wants.
+	want    atomic.Int64 // the head at which the Submit that waits wants waking: a quarter of the window free
+	waiting atomic.Bool  // a Submit waits for room in the window
+
+	_ [64]byte // keeps what the deliverers write off the Submits' lines
 
 	// The callbacks run under the deliverer's role, which one job holds at
 	// a time. A job whose task ended marks its slot ended, then tries for
@@ -85,15 +99,6 @@ type Stream struct {
 	front      place[streamSlot] // the head's slot: the role's holder's
 	delivering atomic.Bool       // the deliverer's role is held
 	halted     atomic.Bool       // a callback failed (or ended its goroutine): no callback runs after it
-
-	// A Submit that finds the window full stores want, then waiting, then
-	// loads head again; a run of callbacks stores head, then loads waiting,
-	// then want: one of them sees the other's store, so no Submit sleeps on
-	// the room it wants.
-	want    atomic.Int64 // the head at which the Submit that waits wants waking: a quarter of the window free
-	waiting atomic.Bool  // a Submit waits for room in the window
-
-	hooks *streamHooks // tests only: holds a job where two deliverers race (see ended, deliver); nil otherwise
 }
 
 // streamHooks, set by tests only, are called where a job that wants the

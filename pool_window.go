@@ -143,15 +143,21 @@ func (ch *chain[S]) at(p place[S]) *S { return &p.c.slots[p.i] }
 
 // fill returns the slot at the tail, p, for an item, and the place after
 // it, where the tail moves once the item is taken. For the last slot of a
-// chunk, it first links the chunk after, which the head moves on to once
-// it delivered that item: the item's hand-off to its job publishes the
-// link. The tail must not read the link again once its item is handed
-// off: the head clears it as it leaves the chunk.
+// chunk, it first links the chunk after (see link). It is small enough to
+// inline: the rest is link's.
 func (ch *chain[S]) fill(p place[S]) (slot *S, after place[S]) {
-	slot = &p.c.slots[p.i]
 	if p.i+1 < ch.size {
-		return slot, place[S]{c: p.c, i: p.i + 1}
+		return &p.c.slots[p.i], place[S]{c: p.c, i: p.i + 1}
 	}
+	return ch.link(p)
+}
+
+// link is fill for the last slot of a chunk: it links the chunk after,
+// which the head moves on to once it delivered that item (the item's
+// hand-off to its job publishes the link), and returns the slot and the
+// first place of that chunk. The tail must not read the link again once
+// its item is handed off: the head clears it as it leaves the chunk.
+func (ch *chain[S]) link(p place[S]) (slot *S, after place[S]) {
 	if p.c.next == nil {
 		c := ch.spare.Swap(nil)
 		if c == nil {
@@ -159,16 +165,21 @@ func (ch *chain[S]) fill(p place[S]) (slot *S, after place[S]) {
 		}
 		p.c.next = c
 	}
-	return slot, place[S]{c: p.c.next}
+	return &p.c.slots[p.i], place[S]{c: p.c.next}
 }
 
-// pass moves p, the head, past the slot it delivered. It sets aside a
-// chunk it leaves, as the spare: every slot of it was delivered, and the
-// tail is past it.
+// pass moves p, the head, past the slot it delivered. It is small enough
+// to inline: leaving a chunk is leave's.
 func (ch *chain[S]) pass(p *place[S]) {
-	if p.i++; p.i < ch.size {
-		return
+	if p.i++; p.i == ch.size {
+		ch.leave(p)
 	}
+}
+
+// leave moves p, the head, from the chunk it passed the last slot of to
+// the next, and sets the chunk it left aside as the spare: every slot of
+// it was delivered, and the tail is past it.
+func (ch *chain[S]) leave(p *place[S]) {
 	c := p.c
 	p.c, p.i = c.next, 0
 	if !ch.ring {
