@@ -351,13 +351,12 @@
 // iter.Seq2 of results and errors, and a Stream takes tasks one Submit at
 // a time and runs their callbacks in submission order, as conc's stream
 // does; MapSeqBatch and NewStreamBatch run as one batch of a shared pool.
-// Both hold a window (WithWindow): at most that many inputs whose results
-// are not delivered, so memory stays bounded; the window is a bound, not
-// an allocation, and a stream holds memory for the inputs it holds. The
-// first error cancels the work not started, as Map's does; the results
-// before it are delivered, then the error. Breaking out of MapSeq's loop
-// cancels and waits for the calls in progress. Neither allocates per
-// input.
+// Both hold a window (WithWindow), a bound and not an allocation: at most
+// that many inputs whose results are not delivered, and memory for those
+// only. The first error cancels the work not started, as Map's does; the
+// results before it are delivered, then the error. Breaking out of
+// MapSeq's loop cancels and waits for the calls in progress. Neither
+// allocates per input.
 //
 //	you have                                 you want                                  use
 //	a slice                                  every result at once                      Map, MapBatch

@@ -61,7 +61,7 @@ func (p *Pool[T]) measureInline(b *Batch[T], start int64) {
 // Recorder's calls count in a run time.
 func (w *worker[T]) clockIn(g *sched.Grant[T, *Batch[T]]) {
 	p := w.pool
-	w.began, w.clocked = p.clock(), true
+	w.began, w.unmeasured = p.clock(), true
 	if p.rec != nil {
 		if at := g.At(); at != 0 {
 			p.rec.Observe(QueueWait, time.Duration(max(w.began-at, 0)), "")

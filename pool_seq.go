@@ -70,11 +70,12 @@ func MapSeq[T, R any](ctx context.Context, workers int, inputs iter.Seq[T], f fu
 // window is by default DefaultWindowPerWorker times p's workers when the
 // loop begins, or times the batch's limit if WithLimit gives fewer. If p is
 // closed (its Wait or Shutdown has begun), the pair in the place of the
-// first input holds an error that errors.Is matches with ErrPoolClosed;
-// if p skips the batch's queued inputs (its own context ended), the stream
-// ends with the reason in the place of the first of them. opts are WithWindow and the batch's (WithLimit,
-// WithTenant and WithWeight: see NewBatch). It panics if ctx, p, inputs or
-// f is nil, or if p takes no batches (see NewBatch).
+// first input holds an error that errors.Is matches with ErrPoolClosed; if
+// p skips the batch's queued inputs (its own context ended), the stream
+// ends with the reason in the place of the first of them. opts are
+// WithWindow and the batch's (WithLimit, WithTenant and WithWeight: see
+// NewBatch). It panics if ctx, p, inputs or f is nil, or if p takes no
+// batches (see NewBatch).
 func MapSeqBatch[T, R any](ctx context.Context, p *Pool[Job], inputs iter.Seq[T], f func(context.Context, T) (R, error), opts ...Option) iter.Seq2[R, error] {
 	checkSeq("MapSeqBatch", ctx, inputs, f)
 	if p == nil {

@@ -105,7 +105,7 @@ type Stream struct {
 // deliverer's role and a deliverer that halts the stream race, so that a
 // test can hold each there in turn.
 type streamHooks struct {
-	claiming func() // a job found the next callback ready, and tries for the role
+	claiming func() // a job found its task the head's (or, having delivered, the slot it stopped at marked), and tries for the role
 	halting  func() // a callback failed: its deliverer halts the stream
 }
 

@@ -65,7 +65,7 @@ type plan struct {
 	fates   []fate
 	naps    []time.Duration // how long each item of fate sleeps sleeps
 	workers int
-	window  int  // WithWindow's n, if set
+	n       int  // WithWindow's n, if given
 	windows bool // WithWindow is given
 	breakAt int  // MapSeq: the loop breaks after this many results; 0: never
 	bySelf  bool // a Stream's Submits use the stream's context, not another
@@ -101,14 +101,35 @@ func newPlan(rng *rand.Rand, stream bool) plan {
 	}
 	switch {
 	case long:
-		pl.windows, pl.window = true, 257+rng.IntN(500)
+		pl.windows, pl.n = true, 257+rng.IntN(500)
 	case rng.IntN(2) == 0:
-		pl.windows, pl.window = true, 1+rng.IntN(20)
+		pl.windows, pl.n = true, 1+rng.IntN(20)
 	}
 	if !stream && rng.IntN(4) == 0 {
 		pl.breakAt = 1 + rng.IntN(n)
 	}
 	return pl
+}
+
+// window returns the stream's options (WithWindow, if the plan gives it)
+// and its window.
+func (pl plan) window() ([]crew.Option, int) {
+	if pl.windows {
+		return []crew.Option{crew.WithWindow(pl.n)}, pl.n
+	}
+	return nil, crew.DefaultWindowPerWorker * pl.workers
+}
+
+// checker returns what a trial checks with: check reports a failure,
+// prefixed with what the trial was, and keeps ok false from then on.
+func checker(t *testing.T, ok *bool, what string, args ...any) func(cond bool, format string, args ...any) bool {
+	return func(cond bool, format string, more ...any) bool {
+		if !cond {
+			t.Errorf(what+": "+format, append(append([]any(nil), args...), more...)...)
+			*ok = false
+		}
+		return cond
+	}
 }
 
 // failure returns the error an item i of a randomized stream fails with,
@@ -172,11 +193,7 @@ func streamTrial(t *testing.T, rng *rand.Rand, form string) bool {
 	n := len(pl.fates)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	var opts []crew.Option
-	window := crew.DefaultWindowPerWorker * pl.workers
-	if pl.windows {
-		opts, window = append(opts, crew.WithWindow(pl.window)), pl.window
-	}
+	opts, window := pl.window()
 	var s *crew.Stream
 	var p *crew.Pool[crew.Job]
 	if form == "NewStream" {
@@ -244,13 +261,7 @@ func streamTrial(t *testing.T, rng *rand.Rand, form string) bool {
 	}
 
 	ok := true
-	check := func(cond bool, format string, args ...any) bool {
-		if !cond {
-			t.Errorf("%s on %d workers, window %d, fates %v: "+format, append([]any{form, pl.workers, window, pl.fates}, args...)...)
-			ok = false
-		}
-		return cond
-	}
+	check := checker(t, &ok, "%s on %d workers, window %d, fates %v", form, pl.workers, window, pl.fates)
 	check(!beside.Load(), "a callback ran beside another")
 	check(!over.Load(), "a task started beyond the window")
 	check(busy.most.Load() <= int64(pl.workers), "%d tasks ran at once", busy.most.Load())
@@ -298,11 +309,7 @@ func seqTrial(t *testing.T, rng *rand.Rand, form string) bool {
 	n := len(pl.fates)
 	ctx, cancel := context.WithCancelCause(context.Background())
 	defer cancel(nil)
-	var opts []crew.Option
-	window := crew.DefaultWindowPerWorker * pl.workers
-	if pl.windows {
-		opts, window = append(opts, crew.WithWindow(pl.window)), pl.window
-	}
+	opts, window := pl.window()
 	var busy peak
 	f := func(_ context.Context, i int) (int, error) {
 		defer busy.enter()()
@@ -336,13 +343,7 @@ func seqTrial(t *testing.T, rng *rand.Rand, form string) bool {
 	}
 
 	ok := true
-	check := func(cond bool, format string, args ...any) bool {
-		if !cond {
-			t.Errorf("%s on %d workers, window %d, break at %d, fates %v: "+format, append([]any{form, pl.workers, window, pl.breakAt, pl.fates}, args...)...)
-			ok = false
-		}
-		return cond
-	}
+	check := checker(t, &ok, "%s on %d workers, window %d, break at %d, fates %v", form, pl.workers, window, pl.breakAt, pl.fates)
 	var err error
 	after := 0 // pairs after the error
 	for r, e := range seq {

@@ -29,20 +29,20 @@ type worker[T any] struct {
 	inline atomic.Int64 // jobs its jobs ran inline (the scheduler counts those it ran itself)
 
 	// Used by the worker's goroutine only.
-	g       *sched.Grant[T, *Batch[T]] // the job it holds: given to it, and run once started is set
-	started bool                       // g's job started: the next Next counts it out
-	inJob   bool                       // g's job's handler runs: a panic now is the job's
-	resume  bool                       // a runtime.Goexit ended the last goroutine inside Next: take the step Next decided (see replace)
-	failed  bool                       // g's job's failure is being reported: a runtime.Goexit in the error handler fails it no more
-	clocked bool                       // g's job was clocked in (see clockIn), and its end not measured yet
-	streak  int                        // jobs run since the worker was idle, or since yield last looked
-	every   int                        // how many jobs yield looks at the clock once in
-	since   time.Time                  // when yield began to time the worker's streak
-	looked  time.Time                  // when yield last looked
-	began   int64                      // the pool's clock as the job it holds started, if timed or metered
-	ran     int64                      // the run time (ns) of the job it ended, if timed or metered
-	now     int64                      // WithMetrics: the pool's clock as the worker's last job ended
-	_       [64]byte                   // keeps workers off each other's cache lines
+	g          *sched.Grant[T, *Batch[T]] // the job it holds: given to it, and run once started is set
+	started    bool                       // g's job started: the next Next counts it out
+	inJob      bool                       // g's job's handler runs: a panic now is the job's
+	resume     bool                       // a runtime.Goexit ended the last goroutine inside Next: take the step Next decided (see replace)
+	failed     bool                       // g's job's failure is being reported: a runtime.Goexit in the error handler fails it no more
+	unmeasured bool                       // g's job was clocked in (see clockIn), and its end not measured yet
+	streak     int                        // jobs run since the worker was idle, or since yield last looked
+	every      int                        // how many jobs yield looks at the clock once in
+	since      time.Time                  // when yield began to time the worker's streak
+	looked     time.Time                  // when yield last looked
+	began      int64                      // the pool's clock as the job it holds started, if timed or metered
+	ran        int64                      // the run time (ns) of the job it ended, if timed or metered
+	now        int64                      // WithMetrics: the pool's clock as the worker's last job ended
+	_          [64]byte                   // keeps workers off each other's cache lines
 }
 
 // workerKey marks the context a worker hands its jobs, so that a job's
@@ -172,10 +172,10 @@ func (w *worker[T]) recovered(v any) bool {
 // ends it: its run time to the Recorder, or to the scheduler if it is
 // timed.
 func (w *worker[T]) measured() {
-	if !w.clocked {
+	if !w.unmeasured {
 		return
 	}
-	w.clocked = false // before the Recorder, which might call runtime.Goexit
+	w.unmeasured = false // before the Recorder, which might call runtime.Goexit
 	if w.pool.rec != nil {
 		w.ended(w.g)
 	} else {
