@@ -124,7 +124,7 @@ func RouterKeySlots[T any](r *Router[T], msg T) int {
 }
 
 // HoldStreamDeliverers makes s call claiming when one of its jobs found
-// the next callback ready and is about to try for the deliverer's role,
+// its task the head's and is about to try for the deliverer's role,
 // and halting when a callback failed and its deliverer is about to halt
 // the stream. Call it before s's first Submit.
 func HoldStreamDeliverers(s *Stream, claiming, halting func()) {
