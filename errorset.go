@@ -16,20 +16,15 @@ type errorSet struct {
 
 	some atomic.Bool // an error was added: result takes the lock only then
 
-	mu               sync.Mutex // guards the fields below
-	err              error      // the first error
-	errs             []error    // every error, with all
-	failed, panicked int64      // the errors added, and those that are panics
+	mu   sync.Mutex // guards the fields below
+	err  error      // the first error
+	errs []error    // every error, with all
 }
 
 // add keeps err, and reports whether it is the first; ctx is the jobs'.
 func (e *errorSet) add(err error, ctx context.Context) (first bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	e.failed++
-	if isPanic(err) {
-		e.panicked++
-	}
 	first = e.err == nil
 	if first {
 		e.err = err
@@ -58,11 +53,4 @@ func (e *errorSet) result() error {
 // echoes reports whether err only echoes the end of ctx.
 func echoes(err error, ctx context.Context) bool {
 	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
-}
-
-// counts reports the errors added, and how many of them are panics.
-func (e *errorSet) counts() (failed, panicked int64) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.failed, e.panicked
 }

@@ -51,7 +51,7 @@ func PoolRestingTenants[T any](p *Pool[T]) int {
 func FairLeftovers[T any](p *Pool[T]) string { return p.s.FairLeftovers() }
 
 // ShareVT reports the virtual time of b's share, in a pool WithFairShare.
-func ShareVT[T any](b *Batch[T]) float64 { return b.pool.s.VT(&b.rec) }
+func ShareVT[T any](b *Batch[T]) float64 { return b.pool.s.VT(b.rec) }
 
 // PoolIdle reports how many of p's workers are idle.
 func PoolIdle[T any](p *Pool[T]) int { return p.s.Idle() }
@@ -61,7 +61,7 @@ func PoolHeld[T any](p *Pool[T]) int { return p.s.Counts().Held }
 
 // PoolClosed reports whether Wait has begun closing p.
 func PoolClosed[T any](p *Pool[T]) bool {
-	closed, _ := p.s.Closed(nil)
+	closed, _ := p.s.Closed(p.own.rec)
 	return closed
 }
 
@@ -76,7 +76,7 @@ func WorkerIndex(ctx context.Context) int {
 
 // BatchClosed reports whether b's Wait has begun.
 func BatchClosed[T any](b *Batch[T]) bool {
-	_, closed := b.pool.s.Closed(&b.rec)
+	_, closed := b.pool.s.Closed(b.rec)
 	return closed
 }
 

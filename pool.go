@@ -68,32 +68,29 @@ type Pool[T any] struct {
 	// The scheduler first, so that it starts on a cache line (a Pool is
 	// large enough to be allocated on one): its lock and the fields that
 	// change with every job share their lines with nothing else.
-	s sched.Scheduler[T, *Batch[T]]
+	s sched.Scheduler[T, *owner[T]]
 	_ [64]byte
 
 	// Set by the constructor, then only read, by every Submit and job.
-	handle        func(context.Context, T) error
-	isNil         func(T) bool // reports a nil job, for groups
-	name          string
-	ctx           context.Context // the pool's context, which jobs receive
-	cancel        context.CancelCauseFunc
-	cancelOnError bool
-	watch         bool             // ctx's parent can end: Submits and workers read ctx (see seesStop)
-	sink          func(DeadLetter) // the user's dead-letter sink, or nil: logged
-	onError       func(error)      // WithErrorHandler, or nil
-	noRecovery    bool             // WithoutPanicRecovery: a job's panic is not recovered
-	rec           Recorder         // WithMetrics: where the pool reports, or nil
-	stamp         bool             // WithMetrics, and no backlog mailbox (which keeps no time): Submit stamps its job with when it was accepted
-	epoch         time.Time        // what clock reads from
+	handle     func(context.Context, T) error
+	isNil      func(T) bool // reports a nil job, for groups
+	name       string
+	ctx        context.Context // the pool's context, which jobs receive
+	cancel     context.CancelCauseFunc
+	watch      bool        // ctx's parent can end: Submits and workers read ctx (see seesStop)
+	onError    func(error) // WithErrorHandler, or nil
+	noRecovery bool        // WithoutPanicRecovery: a job's panic is not recovered
+	rec        Recorder    // WithMetrics: where the pool reports, or nil
+	stamp      bool        // WithMetrics, and no backlog mailbox (which keeps no time): Submit stamps its job with when it was accepted
+	epoch      time.Time   // what clock reads from
+
+	own owner[T] // the pool's own jobs: their context, sink and errors
 
 	_ [64]byte
 
-	// Written as jobs fail or run inline, and workers' goroutines are
-	// replaced, read by Stats.
-	failed, panicked, inline, replaced atomic.Int64
-	submits                            atomic.Int64 // WithMetrics: Submits under way; and closing once Wait stopped every worker (see closeMetrics)
+	replaced atomic.Int64 // workers whose goroutine was replaced, read by Stats
+	submits  atomic.Int64 // WithMetrics: Submits under way; and closing once Wait stopped every worker (see closeMetrics)
 
-	errs       errorSet                     // the jobs' errors
 	deadLog    sparse                       // the dead letters logged without a sink, its batches' included (see sendDeadLetter)
 	goroutines sync.WaitGroup               // the workers' goroutines
 	workers    atomic.Pointer[[]*worker[T]] // the workers but the retired ones, in order, as the scheduler has them
@@ -176,37 +173,7 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	if p == nil || p.refused == nil {
 		p.unmade("Pool.Submit")
 	}
-	if ctx == nil {
-		panic("crew: Submit: nil context")
-	}
-	if p.isNil != nil && p.isNil(job) {
-		panic("crew: Submit: nil job")
-	}
-	if err := ctx.Err(); err != nil {
-		return p.doneCtx(ctx, nil, err)
-	}
-	if p.rec != nil {
-		return p.submitMetered(ctx, job, nil)
-	}
-	v, tk, err := p.s.Offer(job, nil, sched.MayWait, 0, p.seesStop())
-	if v == sched.Accepted {
-		return nil
-	}
-	return p.decide(ctx, job, nil, 0, v, tk, err)
-}
-
-// submit is Batch.Submit's, for a job of batch b (Submit writes it out
-// for the pool's own): it offers job to the scheduler, which takes it at
-// once in the common case.
-func (p *Pool[T]) submit(ctx context.Context, job T, b *Batch[T]) error {
-	if p.rec != nil {
-		return p.submitMetered(ctx, job, b)
-	}
-	v, tk, err := p.s.Offer(job, &b.rec, sched.MayWait, 0, p.seesStop())
-	if v == sched.Accepted {
-		return nil
-	}
-	return p.decide(ctx, job, b, 0, v, tk, err)
+	return p.own.submit("Submit", ctx, job)
 }
 
 // nilJob reports whether a group's job is nil: Submit refuses it.
@@ -235,10 +202,7 @@ func (p *Pool[T]) TrySubmit(job T) bool {
 	if p == nil || p.refused == nil {
 		p.unmade("Pool.TrySubmit")
 	}
-	if p.isNil != nil && p.isNil(job) {
-		panic("crew: TrySubmit: nil job")
-	}
-	return p.trySubmit(job, nil)
+	return p.own.trySubmit("TrySubmit", job)
 }
 
 // Wait closes the pool to new jobs, waits until every accepted job has run
@@ -269,24 +233,11 @@ func (p *Pool[T]) Wait() error {
 		defer p.resizing.Unlock()
 		p.s.Dismiss() // every worker exits as it finds its channel closed
 		p.goroutines.Wait()
-		p.result = p.outcome()
+		p.result = p.own.outcome(p.s.SkippedOwn())
 		if p.rec != nil {
 			p.closeMetrics()
 		}
 		p.cancel(nil)
 	})
 	return p.result
-}
-
-// outcome is what Wait returns.
-func (p *Pool[T]) outcome() error {
-	if p.failed.Load() > 0 { // else no job of the pool's or its batches' failed
-		if err := p.errs.result(); err != nil {
-			return err
-		}
-	}
-	if p.s.SkippedOwn() {
-		return context.Cause(p.ctx)
-	}
-	return nil
 }

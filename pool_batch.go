@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/crewlib/crew/internal/sched"
@@ -45,16 +44,9 @@ var ErrBatchClosed = errors.New("crew: batch closed")
 // of the batch's Wait. Every batch must reach Wait, which releases its
 // context.
 type Batch[T any] struct {
-	pool   *Pool[T]
-	rec    sched.Batch[T, *Batch[T]] // the scheduler's record of the batch, guarded by its lock
-	jobCtx jobContext                // the batch's context, marked as the batch's for its jobs (see Pool.own)
-	cancel context.CancelCauseFunc
-	sink   func(DeadLetter) // the batch's dead-letter sink, else the pool's, or nil: logged as the pool's
-	tenant string           // WithTenant: its share in a pool WithFairShare, in any pool the label of its jobs' run times
-	limit  int              // WithLimit, or 0
-
-	inline atomic.Int64 // jobs its jobs ran inline
-	errs   errorSet     // the jobs' errors
+	owner[T]                           // whose jobs the batch's are: its context, sink, errors
+	slot     sched.Owner[T, *owner[T]] // the scheduler's record of the batch (owner.rec), guarded by its lock
+	limit    int                       // WithLimit, or 0
 }
 
 // unmade panics, naming the batch's method: every method of a zero Batch
@@ -114,34 +106,16 @@ func (p *Pool[T]) takesBatches(fn string) {
 
 // openBatch is newBatch once p, ctx and the options are checked.
 func (p *Pool[T]) openBatch(ctx context.Context, o *options) (*Batch[T], context.Context) {
-	b := &Batch[T]{pool: p, sink: o.deadLetters, errs: errorSet{all: o.allErrors}, tenant: o.tenant, limit: o.limit}
-	if b.sink == nil {
-		b.sink = p.sink
+	b := &Batch[T]{limit: o.limit}
+	bctx, cancel := context.WithCancelCause(ctx)
+	b.init(p, &b.slot, bctx, cancel)
+	b.sink, b.tenant, b.cancelOnError = p.own.sink, o.tenant, true
+	if o.deadLetters != nil {
+		b.sink = o.deadLetters
 	}
-	var bctx context.Context
-	bctx, b.cancel = context.WithCancelCause(ctx)
-	b.jobCtx = jobContext{bctx, b}
-	p.s.OpenBatch(&b.rec, b, bctx, o.limit, o.tenant, o.weight)
+	b.errs.all = o.allErrors
+	p.s.OpenBatch(b.rec, &b.owner, bctx, o.limit, o.tenant, o.weight)
 	return b, bctx
-}
-
-// tenantLabel returns the tenant that labels the run times of the batch's
-// jobs (see Recorder.Observe): its WithTenant, else "", as for the pool's
-// own jobs (b nil).
-func (b *Batch[T]) tenantLabel() string {
-	if b == nil {
-		return ""
-	}
-	return b.tenant
-}
-
-// entry returns the batch's record in its pool's scheduler, or nil for no
-// batch: the pool's own jobs.
-func (b *Batch[T]) entry() *sched.Batch[T, *Batch[T]] {
-	if b == nil {
-		return nil
-	}
-	return &b.rec
 }
 
 // Submit gives job to the batch's pool, as Pool.Submit does, and returns nil
@@ -165,17 +139,7 @@ func (b *Batch[T]) Submit(ctx context.Context, job T) error {
 	if b == nil || b.pool == nil {
 		b.unmade("Submit")
 	}
-	p := b.pool
-	if ctx == nil {
-		panic("crew: Batch.Submit: nil context")
-	}
-	if p.isNil != nil && p.isNil(job) {
-		panic("crew: Batch.Submit: nil job")
-	}
-	if err := ctx.Err(); err != nil {
-		return p.doneCtx(ctx, b, err)
-	}
-	return p.submit(ctx, job, b)
+	return b.submit("Batch.Submit", ctx, job)
 }
 
 // TrySubmit gives job to the batch's pool if it has room right now, without
@@ -186,11 +150,7 @@ func (b *Batch[T]) TrySubmit(job T) bool {
 	if b == nil || b.pool == nil {
 		b.unmade("TrySubmit")
 	}
-	p := b.pool
-	if p.isNil != nil && p.isNil(job) {
-		panic("crew: Batch.TrySubmit: nil job")
-	}
-	return p.trySubmit(job, b)
+	return b.trySubmit("Batch.TrySubmit", job)
 }
 
 // Wait closes the batch to new jobs (a job's own Submit aside), waits until
@@ -208,24 +168,9 @@ func (b *Batch[T]) Wait() error {
 	if b == nil || b.pool == nil {
 		b.unmade("Wait")
 	}
-	err := b.outcome(b.pool.s.WaitBatch(&b.rec, ErrBatchClosed))
+	err := b.outcome(b.pool.s.WaitBatch(b.rec, ErrBatchClosed).Canceled > 0)
 	b.cancel(nil)
 	return err
-}
-
-// outcome is what Wait returns, once no job is held, given how the
-// batch's jobs ended.
-func (b *Batch[T]) outcome(ended sched.Ended) error {
-	if err := b.errs.result(); err != nil {
-		return err
-	}
-	if ended.Canceled > 0 {
-		if err := context.Cause(b.jobCtx.Context); err != nil {
-			return err
-		}
-		return context.Cause(b.pool.ctx)
-	}
-	return nil
 }
 
 // WithLimit makes a batch (Pool.NewBatch) run at most n of its jobs at once.
@@ -269,45 +214,13 @@ func (b *Batch[T]) Stats() BatchStats {
 	if b == nil || b.pool == nil {
 		b.unmade("Stats")
 	}
-	s := BatchStats{Limit: b.limit}
-	// Read the inline jobs first, as Pool.Stats does.
-	s.Inline = b.inline.Load()
-	s.Failed, s.Panicked = b.errs.counts()
-	c := b.pool.s.BatchCounts(&b.rec)
-	s.Queued, s.Running = c.Queued, c.Running
-	s.Completed = c.Completed + s.Inline
-	s.Canceled = c.Canceled
-	s.RunTime = time.Duration(c.RunTime)
+	c := b.pool.s.BatchCounts(b.rec)
+	s := BatchStats{
+		Queued: c.Queued, Running: c.Running,
+		Completed: c.Completed + c.Inline, Failed: c.Failed, Panicked: c.Panicked,
+		Canceled: c.Canceled, Inline: c.Inline, Limit: b.limit,
+		RunTime: time.Duration(c.RunTime),
+	}
 	s.Submitted = s.Completed + s.Canceled + int64(s.Queued+s.Running)
 	return s
-}
-
-// ctxErr is what a Submit of the batch gets once its context is done.
-func (b *Batch[T]) ctxErr() error { return sched.CtxErr(b.jobCtx.Context) }
-
-// record keeps err for Wait and, if it is the first, cancels the batch's
-// context with it, once no dispatch runs a job of the batch any more: its
-// blocked Submits are refused.
-func (b *Batch[T]) record(err error) {
-	if !b.errs.add(err, b.jobCtx.Context) {
-		return
-	}
-	blocked := b.pool.s.StopBatch(&b.rec, err)
-	b.cancel(err)
-	blocked.Refuse(b.ctxErr())
-}
-
-// A jobContext is a batch's context as its jobs receive it, marked as the
-// batch's, as context.WithValue(ctx, workerKey{}, batch) would make it,
-// without an allocation of its own: it lives in the Batch.
-type jobContext struct {
-	context.Context
-	batch any
-}
-
-func (c *jobContext) Value(key any) any {
-	if key == (workerKey{}) {
-		return c.batch
-	}
-	return c.Context.Value(key)
 }

@@ -37,7 +37,7 @@ func (p *Pool[T]) Shutdown(ctx context.Context) error {
 		case <-ctx.Done():
 			cause := fmt.Errorf("crew: pool %q shut down: %w", p.name, context.Cause(ctx))
 			batches := p.s.OpenBatches()
-			p.stop(cause)
+			p.own.stop(cause)
 			for _, b := range batches {
 				b.cancel(cause)
 			}
@@ -48,18 +48,9 @@ func (p *Pool[T]) Shutdown(ctx context.Context) error {
 	return nil
 }
 
-// stop stops dispatching, then cancels the pool's context with cause: no
-// dispatch runs a job after a job could see the context end. The blocked
-// Submits are refused with the context's error.
-func (p *Pool[T]) stop(cause error) {
-	blocked := p.s.Stop(cause)
-	p.cancel(cause)
-	blocked.Refuse(p.ctx.Err())
-}
-
 // refuseAll answers every blocked Submit with the pool context's error,
 // once that context is done; context.AfterFunc runs it.
 func (p *Pool[T]) refuseAll() {
 	defer close(p.refused)
-	p.stop(context.Cause(p.ctx)) // its cancel does nothing: the context is done
+	p.own.stop(context.Cause(p.ctx)) // its cancel does nothing: the context is done
 }

@@ -4,42 +4,26 @@ import (
 	"github.com/crewlib/crew/internal/sched"
 )
 
-// Failing: a job's error, kept for Wait and, with WithCancelOnError,
-// cancelling the pool's context (see stop); and the dead letters of jobs
-// that will never run.
+// Failing: a job's error reported (its owner keeps it for Wait: see
+// owner.fail); and the dead letters of jobs that will never run.
 
-// fail records the error of a job of batch b, or of the pool if b is nil,
-// then reports it to the Recorder and the error handler: so a failure is
-// kept for Wait even if one of those calls runtime.Goexit.
-func (p *Pool[T]) fail(err error, b *Batch[T]) {
-	p.failed.Add(1)
-	panicked := isPanic(err)
-	if panicked {
-		p.panicked.Add(1)
+// report reports a job's failure, f, already recorded and counted (see
+// owner.fail, worker.fail), to the Recorder and the error handler.
+func (p *Pool[T]) report(err error, f sched.Failure) {
+	if p.rec != nil {
+		p.rec.Add(EventFailed, 1)
+		if f == sched.Panicked {
+			p.rec.Add(EventPanicked, 1)
+		}
 	}
-	if b != nil {
-		b.record(err)
-	} else {
-		p.record(err)
-	}
-	p.meterFailure(panicked)
 	if p.onError != nil {
 		p.onError(err)
 	}
 }
 
-// record keeps err, a job's of the pool, for Wait and, if it is the first
-// and the pool cancels on error, cancels the pool's context with it, once
-// dispatching stopped.
-func (p *Pool[T]) record(err error) {
-	if p.errs.add(err, p.ctx) && p.cancelOnError {
-		p.stop(err)
-	}
-}
-
 // deadLetters delivers the dead letters of jobs that will never run, left
 // with target, then counts them out.
-func (p *Pool[T]) deadLetters(lost []sched.Grant[T, *Batch[T]], target string, reason error) {
+func (p *Pool[T]) deadLetters(lost []sched.Grant[T, *owner[T]], target string, reason error) {
 	if len(lost) == 0 {
 		return
 	}
@@ -52,11 +36,7 @@ func (p *Pool[T]) deadLetters(lost []sched.Grant[T, *Batch[T]], target string, r
 		p.s.Lost(lost, now)
 	}()
 	for i := range lost {
-		sink := p.sink
-		if b := lost[i].Batch(); b != nil {
-			sink = b.sink
-		}
-		sendDeadLetter(sink, &p.deadLog, DeadLetter{Message: lost[i].Job(), Target: target, Reason: reason})
+		sendDeadLetter(lost[i].Owner().sink, &p.deadLog, DeadLetter{Message: lost[i].Job(), Target: target, Reason: reason})
 	}
 }
 

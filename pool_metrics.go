@@ -18,7 +18,7 @@ func (p *Pool[T]) clock() int64 { return int64(time.Since(p.epoch)) + 1 }
 // gauges reads the pool's gauges, for its Recorder's Source.
 func (p *Pool[T]) gauges() Gauges {
 	c := p.s.Counts()
-	g := Gauges{Queued: c.Held - c.Running, Running: c.Running, Workers: c.Live, Blocked: c.Blocked}
+	g := Gauges{Queued: c.Queued, Running: c.Running, Workers: c.Live, Blocked: c.Blocked}
 	if p.submits.Load()&closing != 0 { // Wait stopped every worker
 		g.Workers = 0
 	}
@@ -33,22 +33,12 @@ func (p *Pool[T]) counted(err error) error {
 	return err
 }
 
-// meterFailure counts a job's failure, a panic's if panicked.
-func (p *Pool[T]) meterFailure(panicked bool) {
-	if p.rec == nil {
-		return
-	}
-	p.rec.Add(EventFailed, 1)
-	if panicked {
-		p.rec.Add(EventPanicked, 1)
-	}
-}
-
-// measureInline reports the end of a job of batch b (nil: of the pool)
-// that a job's own Submit ran inline from start, a reading of the clock.
-// It runs deferred, so also when the job called runtime.Goexit.
-func (p *Pool[T]) measureInline(b *Batch[T], start int64) {
-	p.rec.Observe(RunTime, time.Duration(p.clock()-start), b.tenantLabel())
+// measureInline reports the end of a job of o's that a job's own Submit
+// ran inline from start, a reading of the clock. It runs deferred, so
+// also when the job called runtime.Goexit.
+func (o *owner[T]) measureInline(start int64) {
+	p := o.pool
+	p.rec.Observe(RunTime, time.Duration(p.clock()-start), o.tenant)
 	p.rec.Add(EventCompleted, 1)
 }
 
@@ -59,7 +49,7 @@ func (p *Pool[T]) measureInline(b *Batch[T], start int64) {
 // rather than once between two jobs, so that neither its turn at the
 // scheduler's lock (long when the processes outnumber the CPUs) nor the
 // Recorder's calls count in a run time.
-func (w *worker[T]) clockIn(g *sched.Grant[T, *Batch[T]]) {
+func (w *worker[T]) clockIn(g *sched.Grant[T, *owner[T]]) {
 	p := w.pool
 	w.began, w.unmeasured = p.clock(), true
 	if p.rec != nil {
@@ -73,11 +63,11 @@ func (w *worker[T]) clockIn(g *sched.Grant[T, *Batch[T]]) {
 // its end, and keeps the reading of the clock for its share (w.ran) and
 // for the Submits the scheduler lets in as it counts the job out (w.now).
 // It runs also once the job called runtime.Goexit.
-func (w *worker[T]) ended(g *sched.Grant[T, *Batch[T]]) {
+func (w *worker[T]) ended(g *sched.Grant[T, *owner[T]]) {
 	p := w.pool
 	w.now = p.clock()
 	w.ran = w.now - w.began
-	p.rec.Observe(RunTime, time.Duration(w.ran), g.Batch().tenantLabel())
+	p.rec.Observe(RunTime, time.Duration(w.ran), g.Owner().tenant)
 	p.rec.Add(EventCompleted, 1)
 }
 

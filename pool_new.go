@@ -92,14 +92,11 @@ var poolSeq atomic.Int64
 // newPool checks the options that depend on T, then starts the pool.
 func newPool[T any](n int, handle func(context.Context, T) error, o *options) *Pool[T] {
 	p := &Pool[T]{
-		handle:        handle,
-		name:          o.name,
-		cancelOnError: o.cancelOnError,
-		errs:          errorSet{all: o.allErrors},
-		sink:          o.deadLetters,
-		onError:       o.onError,
-		noRecovery:    o.noRecovery,
-		refused:       make(chan struct{}),
+		handle:     handle,
+		name:       o.name,
+		onError:    o.onError,
+		noRecovery: o.noRecovery,
+		refused:    make(chan struct{}),
 	}
 	if o.fairShare && (o.keyed != nil || o.newMailbox != nil) {
 		panic("crew: WithFairShare shares the workers between batches, and a pool with WithKey, WithConsistentHash or WithMailbox takes none")
@@ -107,7 +104,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	if o.set&optFairWindow != 0 && !o.fairShare {
 		panic("crew: WithFairWindow sets how a pool WithFairShare credits quiet shares: give it WithFairShare too")
 	}
-	c := sched.Config[T]{Workers: n, Fair: o.fairShare, OnEvict: p.evictions}
+	c := sched.Config[T, *owner[T]]{Workers: n, Fair: o.fairShare, OnEvict: p.evictions, Own: &p.own}
 	if o.fairShare {
 		c.FairWindow = int64(DefaultFairWindow)
 		if o.set&optFairWindow != 0 {
@@ -134,6 +131,9 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	}
 	p.watch = parent.Done() != nil
 	p.ctx, p.cancel = context.WithCancelCause(parent)
+	p.own.init(p, p.s.Own(), p.ctx, p.cancel)
+	p.own.sink, p.own.cancelOnError, p.own.perWorker = o.deadLetters, o.cancelOnError, true
+	p.own.errs.all = o.allErrors
 	switch s := o.strategy.(type) {
 	case nil, *smallest, *roundRobin:
 		// They hand jobs to the idle workers in turn: the scheduler's

@@ -51,17 +51,14 @@ func (p *Pool[T]) Stats() PoolStats {
 	if p == nil || p.refused == nil {
 		p.unmade("Pool.Stats")
 	}
-	// An inline job counts in Inline and Completed once it ended: read
-	// those first, so that one ending meanwhile is not counted in the rest
-	// (the rest is counted under the lock, with held).
-	s := PoolStats{Inline: p.inline.Load()}
 	c := p.s.Counts()
-	s.Workers, s.Running, s.Blocked, s.Keys = c.Live, c.Running, c.Blocked, c.Keys
-	s.Completed, s.Canceled, s.Dropped, s.Backlogged = c.Completed, c.Canceled, c.Dropped, c.Backlogged
-	s.Failed, s.Panicked, s.Replaced = p.failed.Load(), p.panicked.Load(), p.replaced.Load()
-	s.Queued = c.Held - s.Running
-	s.Completed += s.Inline
-	s.Submitted = s.Completed + s.Canceled + s.Dropped + int64(c.Held)
+	s := PoolStats{
+		Workers: c.Live, Queued: c.Queued, Running: c.Running, Blocked: c.Blocked,
+		Completed: c.Completed + c.Inline, Failed: c.Failed, Panicked: c.Panicked,
+		Canceled: c.Canceled, Dropped: c.Dropped, Inline: c.Inline,
+		Backlogged: c.Backlogged, Keys: c.Keys, Replaced: p.replaced.Load(),
+	}
+	s.Submitted = s.Completed + s.Canceled + s.Dropped + int64(s.Queued+s.Running)
 	workers := *p.workers.Load()
 	handled := p.s.Handled(make([]int64, 0, len(workers)))
 	s.PerWorker = make([]WorkerStats, len(workers))

@@ -22,14 +22,14 @@ import (
 // goroutine goes on from where it stopped (see replace).
 type worker[T any] struct {
 	pool *Pool[T]
-	rec  *sched.Worker[T, *Batch[T]] // the scheduler's record of the worker
+	rec  *sched.Worker[T, *owner[T]] // the scheduler's record of the worker
 	ctx  context.Context             // the pool's context, marked as this worker's
 	name string                      // the pool's name, "-", its index
 
-	inline atomic.Int64 // jobs its jobs ran inline (the scheduler counts those it ran itself)
+	inline atomic.Int64 // jobs the pool's own jobs it ran ran inline (the scheduler counts those it ran itself)
 
 	// Used by the worker's goroutine only.
-	g          *sched.Grant[T, *Batch[T]] // the job it holds: given to it, and run once started is set
+	g          *sched.Grant[T, *owner[T]] // the job it holds: given to it, and run once started is set
 	started    bool                       // g's job started: the next Next counts it out
 	inJob      bool                       // g's job's handler runs: a panic now is the job's
 	resume     bool                       // a runtime.Goexit ended the last goroutine inside Next: take the step Next decided (see replace)
@@ -49,7 +49,7 @@ type worker[T any] struct {
 // Submit to its own pool is recognised (see Submit).
 type workerKey struct{}
 
-func newWorker[T any](p *Pool[T], r *sched.Worker[T, *Batch[T]]) *worker[T] {
+func newWorker[T any](p *Pool[T], r *sched.Worker[T, *owner[T]]) *worker[T] {
 	w := &worker[T]{pool: p, rec: r, name: p.name + "-" + strconv.Itoa(r.Index()), every: yieldEvery}
 	w.ctx = context.WithValue(p.ctx, workerKey{}, w)
 	return w
@@ -99,7 +99,7 @@ func (w *worker[T]) jobs() (again bool) {
 		}
 	}()
 	for {
-		var g *sched.Grant[T, *Batch[T]]
+		var g *sched.Grant[T, *owner[T]]
 		var ok bool
 		if !w.resume {
 			ended := w.started
@@ -130,17 +130,12 @@ func (w *worker[T]) jobs() (again bool) {
 		if w.streak++; w.streak >= w.every {
 			w.yield()
 		}
-		ctx, b := w.ctx, g.Batch()
-		if b != nil {
-			ctx = &b.jobCtx
-		}
+		o := g.Owner()
 		w.inJob = true
-		err := p.handle(ctx, g.Job())
+		err := p.handle(o.contextOn(w), g.Job())
 		w.inJob = false
 		if err != nil {
-			w.failed = true
-			p.fail(err, b)
-			w.failed = false
+			w.fail(err)
 		}
 		if clocked {
 			w.measured()
@@ -161,10 +156,24 @@ func (w *worker[T]) recovered(v any) bool {
 			w.measured() // if the Goexit came before it
 		}
 	}()
-	w.pool.fail(panicked("job", panics.NewRecovered(1, v)), w.g.Batch()) // first: kept for Wait, whatever the Recorder does
+	w.fail(panicked("job", panics.NewRecovered(1, v))) // first: kept for Wait, whatever the Recorder does
 	w.measured()
 	exited = false
 	return true
+}
+
+// fail records err, the failure of the job the worker holds, for its
+// owner's Wait, and tells the scheduler, which counts it as it counts the
+// job out (see sched.Worker.Fail), then reports it. If the error handler
+// (or the Recorder) calls runtime.Goexit meanwhile, the failure is kept
+// and counted all the same, and not recorded again (see exited).
+func (w *worker[T]) fail(err error) {
+	f := failureOf(err)
+	w.failed = true
+	w.rec.Fail(f)
+	w.g.Owner().record(err)
+	w.pool.report(err, f)
+	w.failed = false
 }
 
 // measured reports the end of the job the worker holds, once, if it was
@@ -185,11 +194,8 @@ func (w *worker[T]) measured() {
 
 // skip skips g's job: it is a dead letter, sent to its batch's sink or
 // the pool's.
-func (w *worker[T]) skip(g *sched.Grant[T, *Batch[T]]) {
-	sink := w.pool.sink
-	if b := g.Batch(); b != nil {
-		sink = b.sink
-	}
+func (w *worker[T]) skip(g *sched.Grant[T, *owner[T]]) {
+	sink := g.Owner().sink
 	if r := w.pool.rec; r != nil {
 		r.Add(EventSkipped, 1) // before the sink, which may call runtime.Goexit
 	}
@@ -201,41 +207,43 @@ func (w *worker[T]) skip(g *sched.Grant[T, *Batch[T]]) {
 // runJob is a group's handler: the job runs itself.
 func runJob(ctx context.Context, j Job) error { return j(ctx) }
 
-// runInline runs job, which a job of batch b (nil: of the pool, run by
-// worker w) submitted while the pool was full, on the submitting
-// goroutine, with ctx; it was never counted in.
-func (p *Pool[T]) runInline(ctx context.Context, job T, b *Batch[T], w *worker[T]) {
+// runInline runs job, which a job of o's submitted with ctx while the
+// pool was full, on the submitting goroutine, with the context o's jobs
+// receive (for the pool's own, the context of the worker that runs the
+// job that submitted it); it was never counted in.
+func (o *owner[T]) runInline(ctx context.Context, job T) {
+	_, w := o.pool.marked(ctx)
+	var err error
 	returned := false
-	defer p.finishInline(b, w, &returned)
-	if err := p.handle(ctx, job); err != nil {
-		p.fail(err, b)
-	}
+	defer o.finishInline(w, &err, &returned)
+	err = o.pool.handle(o.contextOn(w), job)
 	returned = true
 }
 
-// finishInline records the panic, or the runtime.Goexit (returned is
-// false), of a job run inline, and counts it: in the pool's Inline and,
-// for a batch's, in its batch's, or else as its worker's (w, which a
-// batch's job, whose context its batch's jobs share, does not know). A
-// Goexit goes on to end the job that ran it, which fails too (see
-// exited).
-func (p *Pool[T]) finishInline(b *Batch[T], w *worker[T], returned *bool) {
+// finishInline counts the end of a job of o's run inline on worker w
+// (nil for a batch's job, whose jobs share one context, which names no
+// worker), failed if it returned *err, panicked or called runtime.Goexit
+// (returned is false). A Goexit goes on to end the job that ran it, which
+// fails too (see exited).
+func (o *owner[T]) finishInline(w *worker[T], err *error, returned *bool) {
 	var v any
-	if !p.noRecovery { // else a panic goes on, and crashes the process
+	if !o.pool.noRecovery { // else a panic goes on, and crashes the process
 		v = recover()
+	}
+	if w != nil {
+		w.inline.Add(1)
 	}
 	switch {
 	case v != nil:
-		p.fail(panicked("job", panics.NewRecovered(1, v)), b)
+		*err = panicked("job", panics.NewRecovered(1, v))
 	case !*returned: // a Goexit (or, WithoutPanicRecovery, a panic on its way to crash the process)
-		p.fail(goexited("job"), b)
+		*err = goexited("job")
 	}
-	if b != nil {
-		b.inline.Add(1)
-	} else {
-		w.inline.Add(1)
+	if *err != nil {
+		o.fail(*err, true)
+		return
 	}
-	p.inline.Add(1)
+	o.pool.s.Tally(o.rec, true, sched.NoFailure)
 }
 
 // exited records a runtime.Goexit that is ending the worker's goroutine:
@@ -249,14 +257,13 @@ func (w *worker[T]) exited() {
 	defer w.replace()
 	defer w.measured()
 	w.inJob = false
-	if w.failed {
-		return
+	switch {
+	case w.failed: // in the error handler, or the Recorder: the job's failure is recorded
+	case w.started:
+		w.fail(goexited("job"))
+	default: // in a dead-letter sink, inside Next: no job of the worker's failed, the pool did
+		w.pool.own.fail(goexited("job"), false)
 	}
-	var b *Batch[T]
-	if w.started {
-		b = w.g.Batch()
-	}
-	w.pool.fail(goexited("job"), b)
 }
 
 // replace starts a goroutine in the place of the worker's, which a

@@ -90,7 +90,7 @@ func (s *Scheduler[T, B]) detachBlocked() Refusals[T, B] {
 
 // extract takes the blocked Submits of batch b out of line, to be
 // refused once the lock is released. s.mu is held.
-func (s *Scheduler[T, B]) extract(b *Batch[T, B]) Refusals[T, B] {
+func (s *Scheduler[T, B]) extract(b *Owner[T, B]) Refusals[T, B] {
 	var r Refusals[T, B]
 	if s.nblocked == 0 {
 		return r

@@ -7,17 +7,63 @@ package sched
 
 // Ended counts how the jobs of a pool, or of a batch, ended.
 type Ended struct {
-	Completed int64 // ran, failed or not
+	Completed int64 // ran on a worker, failed or not
 	Canceled  int64 // skipped because a context was done
 	Dropped   int64 // evicted by the backlog mailbox
+	Inline    int64 // ran inline, on the goroutine of the job that submitted them (see Tally)
+	Failed    int64 // failed: returned an error, panicked or called runtime.Goexit (see Failure)
+	Panicked  int64 // panicked
 }
 
-// ended counts a job that ran, or was skipped.
-func (c *Ended) ended(skipped bool) {
+// ended counts a job that ran, failing as f says, or was skipped.
+func (c *Ended) ended(skipped bool, f Failure) {
 	if skipped {
 		c.Canceled++
-	} else {
-		c.Completed++
+		return
+	}
+	c.Completed++
+	c.failed(f)
+}
+
+// tally counts what Tally does.
+func (c *Ended) tally(inline bool, f Failure) {
+	if inline {
+		c.Inline++
+	}
+	c.failed(f)
+}
+
+// failed counts a failure, if f is one.
+func (c *Ended) failed(f Failure) {
+	if f != NoFailure {
+		c.Failed++
+		if f == Panicked {
+			c.Panicked++
+		}
+	}
+}
+
+// A Failure is how a job failed, if it did: the pool tells the scheduler
+// before the job's end is counted (Worker.Fail, Tally), so that a job's
+// failure is counted once, with its end, under the lock.
+type Failure int8
+
+const (
+	NoFailure Failure = iota
+	Failed            // returned an error, or called runtime.Goexit
+	Panicked          // panicked
+)
+
+// Tally counts, for owner o (and in the pool's totals), what no worker's
+// Next counts: a job that ran inline (inline), failing as f says, or a
+// failure that ended no job (a runtime.Goexit in a dead-letter sink,
+// before the worker's next job started).
+func (s *Scheduler[T, B]) Tally(o *Owner[T, B], inline bool, f Failure) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.done.tally(inline, f)
+	if o != &s.own { // the pool's own jobs count in the totals alone
+		o.done.tally(inline, f)
 	}
 }
 
@@ -108,7 +154,7 @@ func (s *Scheduler[T, B]) Evicted() []Grant[T, B] {
 	s.mu.Unlock()
 	lost := make([]Grant[T, B], len(jobs))
 	for i, job := range jobs {
-		lost[i] = Grant[T, B]{job: job, f: &s.own}
+		lost[i] = Grant[T, B]{job: job, f: &s.own.flow}
 	}
 	return lost
 }

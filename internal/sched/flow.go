@@ -16,8 +16,8 @@ type flow[T, B any] struct {
 	limit   int                   // the most jobs running at once, or 0
 	at      int                   // 1 + the flow's index in its order's heap, or 0 while it is not there
 	mb      Mailbox[T]            // the pool's backlog of its own (WithMailbox), instead of q
-	batch   *Batch[T, B]          // the batch whose jobs these are, or nil
-	owner   B                     // batch's owner (see Grant.Batch), or the zero B
+	batch   *Owner[T, B]          // the batch whose jobs these are, or nil
+	owner   B                     // whose jobs these are (see Grant.Owner): the pool's (Config.Own), a batch's, the pool's for a key's
 	share   *share[T, B]          // the share the flow belongs to, with fair shares, or nil
 	key     int                   // WithKey: the key's slot in the index
 }

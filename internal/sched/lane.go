@@ -16,7 +16,7 @@ package sched
 // reopen decides whether the fast lane is open, after one of the fields it
 // depends on changed. s.mu is held (or s is not shared yet).
 func (s *Scheduler[T, B]) reopen() {
-	s.lane = s.fair == nil && s.keyed == nil && s.pin == nil && s.own.mb == nil &&
+	s.lane = s.fair == nil && s.keyed == nil && s.pin == nil && s.own.flow.mb == nil &&
 		s.stop == nil && s.drained == nil && s.limit > 0
 }
 
@@ -27,7 +27,7 @@ func (s *Scheduler[T, B]) laneNext(w *Worker[T, B], ended bool, now int64, a *af
 		s.tick(now)
 	}
 	if ended {
-		if f := s.count(w); f != &s.own && f.limit > 0 {
+		if f := s.count(w); f != &s.own.flow && f.limit > 0 {
 			s.order.fix(f) // it may run another job now
 		}
 		if s.nblocked > 0 {
@@ -50,8 +50,8 @@ func (s *Scheduler[T, B]) laneNext(w *Worker[T, B], ended bool, now int64, a *af
 // laneFirst is first in the fast lane. s.mu is held.
 func (s *Scheduler[T, B]) laneFirst() *flow[T, B] {
 	f := s.order.first()
-	if s.own.q.Len() > 0 && (f == nil || s.own.q.Front().seq < f.head()) {
-		return &s.own
+	if s.own.flow.q.Len() > 0 && (f == nil || s.own.flow.q.Front().seq < f.head()) {
+		return &s.own.flow
 	}
 	return f
 }
@@ -60,7 +60,7 @@ func (s *Scheduler[T, B]) laneFirst() *flow[T, B] {
 // f, which is runnable. Of the pool's own flow, it reads the queue alone,
 // on a cache line of its own. s.mu is held.
 func (s *Scheduler[T, B]) laneTake(f *flow[T, B]) Grant[T, B] {
-	own := f == &s.own
+	own := f == &s.own.flow
 	skip := noSkip
 	if b := f.batch; b != nil && b.seesDone() {
 		skip = batchStopped
@@ -85,7 +85,7 @@ func (s *Scheduler[T, B]) laneTake(f *flow[T, B]) Grant[T, B] {
 // first). s.mu is held.
 func (s *Scheduler[T, B]) lanePlace(t task[T, B], a *after[T, B]) {
 	f := t.f
-	if s.nidle > 0 && s.own.q.Len() == 0 && s.order.len() == 0 && f.free() {
+	if s.nidle > 0 && s.own.flow.q.Len() == 0 && s.order.len() == 0 && f.free() {
 		w := s.takeIdle()
 		s.countRun(f, 1)
 		s.running++
@@ -95,7 +95,7 @@ func (s *Scheduler[T, B]) lanePlace(t task[T, B], a *after[T, B]) {
 	s.seq++
 	f.q.Push(queued[T]{job: t.job, seq: s.seq, at: t.at})
 	s.queuedIn++
-	if f != &s.own && f.at == 0 {
+	if f != &s.own.flow && f.at == 0 {
 		// A flow in its order keeps its place: a job queued behind others
 		// changes neither its head nor whether it may run.
 		s.order.fix(f)

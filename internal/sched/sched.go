@@ -54,8 +54,10 @@ import (
 )
 
 // A Scheduler is a pool's scheduler for jobs of type T; B is the pool's
-// batch type, which the scheduler keeps for each batch (OpenBatch) and hands
-// back with each of its jobs (Grant.Batch). The zero Scheduler is not
+// owner type (whose jobs these are: the pool's own, or a batch's), which
+// the scheduler keeps for the pool's own jobs (Config.Own) and for each
+// batch (OpenBatch), and hands back with each of their jobs
+// (Grant.Owner). The zero Scheduler is not
 // usable: a pool makes one with Init. All its methods are safe for
 // concurrent use.
 type Scheduler[T, B any] struct {
@@ -74,7 +76,7 @@ type Scheduler[T, B any] struct {
 	nblocked int    // the Submits blocked
 	nidle    int    // the workers in idle
 
-	own      flow[T, B]  // the pool's own jobs: its queue on a line of its own
+	own      Owner[T, B] // the pool's own jobs: its queue on a line of its own
 	order    order[T, B] // the runnable flows but the pool's own (batches, keys)
 	done     Ended       // the jobs that ended (counted with held)
 	queuedIn int64       // jobs that waited in a flow rather than going straight to an idle worker
@@ -95,14 +97,14 @@ type Scheduler[T, B any] struct {
 	stop     error                   // the cause of the pool context's end, once a dispatch saw it
 	drained  chan struct{}           // made by Shut; closed once no job is held
 	ownSkips int64                   // the pool's own jobs skipped (batches count theirs)
-	batches  queue.List[Batch[T, B]] // the batches not finished yet (see WaitBatch), for Shutdown
+	batches  queue.List[Owner[T, B]] // the batches not finished yet (see WaitBatch), for Shutdown
 	evicted  []T                     // jobs the backlog evicted, waiting for their dead letters
 
 	free queue.Waiters[task[T, B]] // for blocked Submits: recycled outside the lock, taken under it
 }
 
 // Config is what a pool tells its scheduler as it makes it (Init).
-type Config[T any] struct {
+type Config[T, B any] struct {
 	// Workers is how many workers the pool starts with.
 	Workers int
 	// PerWorker bounds the pool at Workers×PerWorker jobs held (running or
@@ -132,6 +134,9 @@ type Config[T any] struct {
 	// OnEvict is called, once the lock is released, after the backlog
 	// evicted jobs: it takes them with Evicted.
 	OnEvict func()
+	// Own is the owner of the pool's own jobs, which their grants carry
+	// (see Own).
+	Own B
 }
 
 // A Mailbox is the backlog of a pool made WithMailbox, called under the
@@ -151,27 +156,27 @@ type dropper[T any] interface {
 // them idle yet: each becomes idle as its goroutine first calls Next. It
 // holds the lock meanwhile, so that a Counts called at once (a metrics
 // scrape) sees it made, or not yet.
-func (s *Scheduler[T, B]) Init(c Config[T]) {
+func (s *Scheduler[T, B]) Init(c Config[T, B]) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.bufs = queue.Shared[queue.Slabs[queued[T]]]()
 	s.order = newOrder[T, B]()
-	s.own.q = queue.RingOf(s.bufs)
+	s.own.flow = flow[T, B]{q: queue.RingOf(s.bufs), owner: c.Own}
 	s.perWorker = c.PerWorker
 	s.limit = bound(c.Workers, c.PerWorker)
 	s.onEvict, s.stamp = c.OnEvict, c.Stamp
 	s.idle.firstIdle = c.FirstIdle
 	if c.Fair {
-		s.fair = newFairness(&s.own, c.FairWindow, c.Workers)
+		s.fair = newFairness(&s.own.flow, c.FairWindow, c.Workers)
 	}
 	if c.Keys != nil {
 		s.keyed = keys.NewTable(c.Keys, func(slot int) *flow[T, B] {
-			return &flow[T, B]{limit: 1, q: queue.RingOf(s.bufs), key: slot}
+			return &flow[T, B]{limit: 1, q: queue.RingOf(s.bufs), key: slot, owner: c.Own}
 		})
 	}
 	s.pin = c.Pin
 	if c.Backlog != nil {
-		s.own.mb = c.Backlog
+		s.own.flow.mb = c.Backlog
 		if d, ok := c.Backlog.(dropper[T]); ok {
 			// The hook runs inside Enqueue, under the lock: keep the job
 			// for its dead letter, delivered once the lock is released.
@@ -207,7 +212,7 @@ func (s *Scheduler[T, B]) Workers() []*Worker[T, B] {
 	return s.workers
 }
 
-// Offer takes job, of batch b (nil: one of the pool's own), into the pool
+// Offer takes job, of owner b (the pool's own, or a batch), into the pool
 // if it can, and returns the Verdict. at is when the pool accepted it
 // (Config.Stamp), stop the end of the pool's context if the caller saw it.
 //
@@ -217,9 +222,10 @@ func (s *Scheduler[T, B]) Workers() []*Worker[T, B] {
 // full, a Submit that may wait is queued in line, and Offer returns
 // Waiting with its Ticket. A backlog mailbox (or a key function) that
 // panics takes nothing, and the panic goes on, with the lock released.
-func (s *Scheduler[T, B]) Offer(job T, b *Batch[T, B], mode Mode, at int64, stop error) (Verdict, Ticket[T, B], error) {
+func (s *Scheduler[T, B]) Offer(job T, b *Owner[T, B], mode Mode, at int64, stop error) (Verdict, Ticket[T, B], error) {
+	own := &s.own
 	s.mu.Lock()
-	if s.lane && stop == nil && s.held < s.limit && s.nblocked == 0 && b != nil && !b.closed() && !b.seesDone() {
+	if s.lane && stop == nil && s.held < s.limit && s.nblocked == 0 && b != own && !b.closed() && !b.seesDone() {
 		// The fast lane, with room, for a batch's job.
 		s.held++
 		var a after[T, B]
@@ -228,21 +234,20 @@ func (s *Scheduler[T, B]) Offer(job T, b *Batch[T, B], mode Mode, at int64, stop
 		s.run(&a)
 		return Accepted, Ticket[T, B]{}, nil
 	}
-	if s.lane && stop == nil && s.held < s.limit && s.nblocked == 0 && b == nil {
+	if s.lane && stop == nil && s.held < s.limit && s.nblocked == 0 && b == own {
 		// The fast lane, with room, for a job of the pool's own: what
 		// lanePlace does, flat.
 		s.held++
-		own := &s.own
-		if s.nidle > 0 && own.q.Len() == 0 && len(s.order.h) == 0 {
+		if s.nidle > 0 && own.flow.q.Len() == 0 && len(s.order.h) == 0 {
 			w := s.takeIdle()
 			s.running++
-			w.job = Grant[T, B]{job: job, f: own, at: at}
+			w.job = Grant[T, B]{job: job, f: &own.flow, at: at}
 			s.mu.Unlock()
 			w.wake <- struct{}{}
 			return Accepted, Ticket[T, B]{}, nil
 		}
 		s.seq++
-		own.q.Push(queued[T]{job: job, seq: s.seq, at: at})
+		own.flow.q.Push(queued[T]{job: job, seq: s.seq, at: at})
 		s.queuedIn++
 		s.mu.Unlock()
 		return Accepted, Ticket[T, B]{}, nil
@@ -267,7 +272,7 @@ const (
 // Timed); now, the pool's clock as it ended (WithMetrics; 0 if none);
 // stop, the end of the pool's context, if the worker saw it.
 func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop error) (*Grant[T, B], bool) {
-	own := &s.own
+	own := &s.own.flow
 	s.mu.Lock()
 	var front *queue.Waiter[task[T, B]] // the oldest blocked Submit
 	if s.nblocked > 0 {
@@ -287,6 +292,8 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 			s.running--
 			s.held--
 			s.done.Completed++
+			s.done.failed(w.failure)
+			w.failure = NoFailure
 			w.handled++
 			if front != nil && s.held < s.limit {
 				// The room goes to the oldest blocked Submit: no worker

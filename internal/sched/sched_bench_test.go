@@ -16,12 +16,12 @@ func BenchmarkOfferNext(b *testing.B) {
 	b.Run("scheduler", func(b *testing.B) {
 		b.ReportAllocs()
 		var s Scheduler[func(), *owner]
-		s.Init(Config[func()]{Workers: 1, PerWorker: 1 << 20})
+		s.Init(Config[func(), *owner]{Workers: 1, PerWorker: 1 << 20})
 		w := s.Workers()[0]
-		s.Offer(job, nil, MayWait, 0, nil)
+		s.Offer(job, s.Own(), MayWait, 0, nil)
 		s.Next(w, false, 0, 0, nil)
 		for b.Loop() {
-			s.Offer(job, nil, MayWait, 0, nil)
+			s.Offer(job, s.Own(), MayWait, 0, nil)
 			s.Next(w, true, 0, 0, nil)
 		}
 	})

@@ -12,7 +12,8 @@ import (
 // included.
 type Counts struct {
 	Ended
-	Held       int   // jobs accepted and not ended
+	Held       int   // jobs accepted and not ended: Queued + Running
+	Queued     int   // jobs accepted and not dispatched yet, wherever they wait
 	Running    int   // jobs dispatched and not ended
 	Blocked    int   // Submits blocked on the full pool
 	Live       int   // workers but the retired ones
@@ -25,8 +26,8 @@ func (s *Scheduler[T, B]) Counts() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := Counts{
-		Ended:   s.done,
-		Held:    s.held,
+		Ended: s.done,
+		Held:  s.held, Queued: s.held - s.running,
 		Running: s.running, Blocked: s.nblocked, Live: len(s.workers),
 		Backlogged: s.queuedIn,
 	}
@@ -56,7 +57,7 @@ type BatchCounts struct {
 }
 
 // BatchCounts returns a snapshot of b's counters, in O(1).
-func (s *Scheduler[T, B]) BatchCounts(b *Batch[T, B]) BatchCounts {
+func (s *Scheduler[T, B]) BatchCounts(b *Owner[T, B]) BatchCounts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return BatchCounts{
@@ -70,7 +71,7 @@ func (s *Scheduler[T, B]) BatchCounts(b *Batch[T, B]) BatchCounts {
 // Plain reports whether the pool queues its own jobs in the scheduler's
 // order, with no backlog mailbox and no keys: only such a pool takes
 // batches.
-func (s *Scheduler[T, B]) Plain() bool { return s.own.mb == nil && s.keyed == nil && s.pin == nil }
+func (s *Scheduler[T, B]) Plain() bool { return s.own.flow.mb == nil && s.keyed == nil && s.pin == nil }
 
 // Pinned reports whether the pool pins its keys to workers
 // (WithConsistentHash).
@@ -94,7 +95,7 @@ func (s *Scheduler[T, B]) Tenants() (active, resting int) {
 }
 
 // VT reports the virtual time of b's share (fair shares).
-func (s *Scheduler[T, B]) VT(b *Batch[T, B]) float64 {
+func (s *Scheduler[T, B]) VT(b *Owner[T, B]) float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return b.flow.share.vt
@@ -105,7 +106,7 @@ func (s *Scheduler[T, B]) VT(b *Batch[T, B]) float64 {
 func (s *Scheduler[T, B]) FairLeftovers() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	fq, own := s.fair, s.own.share
+	fq, own := s.fair, s.own.flow.share
 	var left []string
 	if n := len(fq.tenants) - fq.resting.Len(); n > 0 {
 		left = append(left, fmt.Sprintf("%d tenants", n))

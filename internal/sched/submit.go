@@ -46,12 +46,8 @@ var errWouldBlock = errors.New("crew: the backlog mailbox is full")
 
 // offerSlow is Offer beyond the fast lane's common case. s.mu is held,
 // and released.
-func (s *Scheduler[T, B]) offerSlow(job T, b *Batch[T, B], mode Mode, at int64, stop error) (Verdict, Ticket[T, B], error) {
-	f := &s.own
-	if b != nil {
-		f = &b.flow
-	}
-	t := task[T, B]{job: job, f: f, at: at}
+func (s *Scheduler[T, B]) offerSlow(job T, b *Owner[T, B], mode Mode, at int64, stop error) (Verdict, Ticket[T, B], error) {
+	t := task[T, B]{job: job, f: &b.flow, at: at}
 	for {
 		var a after[T, B]
 		v, w, err := s.offer(t, mode, stop, &a)

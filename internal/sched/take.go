@@ -28,15 +28,16 @@ func (s *Scheduler[T, B]) count(w *Worker[T, B]) *flow[T, B] {
 	s.running--
 	s.held--
 	skipped := g.skip != noSkip
-	if s.done.ended(skipped); !skipped {
+	if s.done.ended(skipped, w.failure); !skipped {
 		w.handled++
 	}
 	switch {
 	case f.batch != nil:
-		f.batch.ended(skipped)
+		f.batch.ended(skipped, w.failure)
 	case skipped:
 		s.ownSkips++
 	}
+	w.failure = NoFailure
 	return f
 }
 
@@ -75,8 +76,8 @@ func (s *Scheduler[T, B]) first() *flow[T, B] {
 		return s.fair.first()
 	}
 	f := s.order.first()
-	if s.own.queued() > 0 && (f == nil || s.own.head() < f.head()) {
-		return &s.own
+	if s.own.flow.queued() > 0 && (f == nil || s.own.flow.head() < f.head()) {
+		return &s.own.flow
 	}
 	return f
 }
@@ -87,7 +88,7 @@ func (s *Scheduler[T, B]) fix(f *flow[T, B]) {
 	switch {
 	case f.share != nil:
 		s.fair.fix(f)
-	case f != &s.own:
+	case f != &s.own.flow:
 		s.order.fix(f)
 	}
 }
@@ -198,7 +199,7 @@ func (s *Scheduler[T, B]) settle(f *flow[T, B]) {
 // flow, which has no limit and no key: its count would serve nothing, and
 // the scheduler's running counts every flow's jobs. s.mu is held.
 func (s *Scheduler[T, B]) countRun(f *flow[T, B], n int) {
-	if f != &s.own {
+	if f != &s.own.flow {
 		f.running += n
 	}
 }

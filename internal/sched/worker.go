@@ -21,6 +21,7 @@ type Worker[T, B any] struct {
 	timed     bool          // fair shares: the worker times that job
 	waited    bool          // its last Next waited for its job: the worker's goroutine's
 	pending   step          // what its Next under way does once the lock is released (see Resume): the worker's goroutine's
+	failure   Failure       // how the job it holds failed, if it did (see Fail): the worker's goroutine's until its Next counts it
 	handled   int64         // jobs it ran (counted as they end)
 	nextGrant *Worker[T, B] // the next worker to wake once the lock is released (see after)
 	index     int
@@ -41,6 +42,12 @@ func (w *Worker[T, B]) Index() int { return w.index }
 
 // Queued reports the jobs queued at the worker (WithConsistentHash).
 func (w *Worker[T, B]) Queued() int { return int(w.queued.Load()) }
+
+// Fail tells the scheduler that the job w holds failed, as f says: its
+// Next counts the failure with the job's end. The worker's goroutine calls
+// it before it reports the failure anywhere, so that the count holds even
+// if the error handler calls runtime.Goexit.
+func (w *Worker[T, B]) Fail(f Failure) { w.failure = max(w.failure, f) }
 
 // Waited reports whether the worker's last Next waited for its job: the
 // worker was idle.
@@ -72,9 +79,9 @@ const (
 // Job returns the job.
 func (g *Grant[T, B]) Job() T { return g.job }
 
-// Batch returns the owner of the job's batch (see OpenBatch), or the zero
-// B for one of the pool's own jobs.
-func (g *Grant[T, B]) Batch() B { return g.f.owner }
+// Owner returns whose job it is: the pool's owner (Config.Own), or its
+// batch's (see OpenBatch).
+func (g *Grant[T, B]) Owner() B { return g.f.owner }
 
 // At reports when the pool accepted the job (see Config.Stamp), or 0.
 func (g *Grant[T, B]) At() int64 { return g.at }

@@ -6,25 +6,44 @@ import (
 	"github.com/crewlib/crew/internal/queue"
 )
 
-// A Batch is the scheduler's record of one of the pool's batches: its flow
-// of jobs and what the scheduler counts of them. A pool's batch holds one,
-// which OpenBatch sets up; its fields are the scheduler's, under its lock.
-type Batch[T, B any] struct {
-	flow    flow[T, B]               // the batch's jobs not ended: queued, running, and its limit
-	ctx     context.Context          // the batch's context: once a dispatch sees it done, the batch's jobs not dispatched are skipped
+// An Owner is the scheduler's record of whose jobs these are: the pool's
+// own (see Own), or one of its batches (see OpenBatch). Every job is
+// offered with its Owner, and every Grant carries the owner the pool
+// gave it (Grant.Owner), so the pool's own jobs and a batch's take one
+// road. Its fields are the scheduler's, under its lock. The pool's own
+// jobs end with the pool (Shut, Stop); a batch's also with the batch
+// (WaitBatch, StopBatch).
+type Owner[T, B any] struct {
+	flow    flow[T, B]               // the owner's jobs not ended: queued, running, and its limit
+	ctx     context.Context          // a batch's context: once a dispatch sees it done, the batch's jobs not dispatched are skipped
 	stop    error                    // the cause of ctx's end, once a dispatch saw it (or StopBatch gave it)
 	ran     int64                    // fair shares: the run time (ns) of its jobs that ended
-	done    Ended                    // the jobs that ended
+	done    Ended                    // the jobs that ended (a batch's; the pool's own count in the scheduler's)
 	drained chan struct{}            // made by WaitBatch; closed once no job of the batch is held
-	links   queue.Links[Batch[T, B]] // in the scheduler's batches until WaitBatch forgets it
+	links   queue.Links[Owner[T, B]] // in the scheduler's batches until WaitBatch forgets it
+}
+
+// Own returns the record of the pool's own jobs, whose owner is
+// Config.Own.
+func (s *Scheduler[T, B]) Own() *Owner[T, B] { return &s.own }
+
+// Halt records cause as the end of o's context, unless a dispatch saw it
+// end first: the pool's (see Stop) for its own jobs, else the batch's
+// (see StopBatch). It takes the Submits it refuses out of line, for the
+// caller to refuse once it canceled the context.
+func (s *Scheduler[T, B]) Halt(o *Owner[T, B], cause error) Refusals[T, B] {
+	if o == &s.own {
+		return s.Stop(cause)
+	}
+	return s.StopBatch(o, cause)
 }
 
 // OpenBatch sets b up as a batch of the pool, owned by owner (what
-// Grant.Batch returns for its jobs), with the batch's context ctx and at
+// Grant.Owner returns for its jobs), with the batch's context ctx and at
 // most limit of its jobs running at once (0: no limit). With fair shares,
 // b joins the share of tenant, which takes weight, or a share of its own
 // if tenant is "".
-func (s *Scheduler[T, B]) OpenBatch(b *Batch[T, B], owner B, ctx context.Context, limit int, tenant string, weight int) {
+func (s *Scheduler[T, B]) OpenBatch(b *Owner[T, B], owner B, ctx context.Context, limit int, tenant string, weight int) {
 	b.flow = flow[T, B]{q: queue.RingOf(s.bufs), limit: limit, batch: b, owner: owner}
 	b.ctx = ctx
 	b.links.Init(b)
@@ -45,7 +64,7 @@ func (s *Scheduler[T, B]) OpenBatch(b *Batch[T, B], owner B, ctx context.Context
 // is held, forgets b, and reports how its jobs ended. The batch stays
 // known until then, its jobs running, so that Shutdown cancels them (see
 // OpenBatches). Later calls return at once, with the same counts.
-func (s *Scheduler[T, B]) WaitBatch(b *Batch[T, B], err error) Ended {
+func (s *Scheduler[T, B]) WaitBatch(b *Owner[T, B], err error) Ended {
 	s.mu.Lock()
 	var refused Refusals[T, B]
 	if b.drained == nil {
@@ -80,7 +99,7 @@ func (s *Scheduler[T, B]) WaitBatch(b *Batch[T, B], err error) Ended {
 
 // finish forgets b, once no job of it is held, and reports how its jobs
 // ended. s.mu is held.
-func (s *Scheduler[T, B]) finish(b *Batch[T, B]) Ended {
+func (s *Scheduler[T, B]) finish(b *Owner[T, B]) Ended {
 	if b.links.In(&s.batches) {
 		s.batches.Remove(&b.links)
 		if s.fair != nil {
@@ -94,7 +113,7 @@ func (s *Scheduler[T, B]) finish(b *Batch[T, B]) Ended {
 // it end first: from now on b's jobs not dispatched are skipped, with that
 // cause. It takes b's blocked Submits out of line, for the caller to
 // refuse once it canceled the context.
-func (s *Scheduler[T, B]) StopBatch(b *Batch[T, B], cause error) Refusals[T, B] {
+func (s *Scheduler[T, B]) StopBatch(b *Owner[T, B], cause error) Refusals[T, B] {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if b.stop == nil {
@@ -103,12 +122,12 @@ func (s *Scheduler[T, B]) StopBatch(b *Batch[T, B], cause error) Refusals[T, B] 
 	return s.extract(b)
 }
 
-// Closed reports whether the pool's Shut began, and whether b's
-// WaitBatch began (b may be nil).
-func (s *Scheduler[T, B]) Closed(b *Batch[T, B]) (pool, batch bool) {
+// Closed reports whether the pool's Shut began, and whether o's
+// WaitBatch began (never, for the pool's own jobs).
+func (s *Scheduler[T, B]) Closed(o *Owner[T, B]) (pool, batch bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.drained != nil, b != nil && b.closed()
+	return s.drained != nil, o.closed()
 }
 
 // OpenBatches returns the owners of the batches not finished yet.
@@ -120,7 +139,7 @@ func (s *Scheduler[T, B]) OpenBatches() []B {
 		list := make([]B, 0, n) // made before the lock is taken
 		s.mu.Lock()
 		if s.batches.Len() <= n {
-			s.batches.Each(func(b *Batch[T, B]) { list = append(list, b.flow.owner) })
+			s.batches.Each(func(b *Owner[T, B]) { list = append(list, b.flow.owner) })
 			s.mu.Unlock()
 			return list
 		}
@@ -129,15 +148,15 @@ func (s *Scheduler[T, B]) OpenBatches() []B {
 }
 
 // closed reports whether the batch's WaitBatch began. s.mu is held.
-func (b *Batch[T, B]) closed() bool { return b.drained != nil }
+func (b *Owner[T, B]) closed() bool { return b.drained != nil }
 
 // held reports the batch's jobs accepted and not ended. s.mu is held.
-func (b *Batch[T, B]) held() int { return b.flow.queued() + b.flow.running }
+func (b *Owner[T, B]) held() int { return b.flow.queued() + b.flow.running }
 
 // seesDone reports whether the batch's context is done, as a dispatch of
 // one of its jobs sees it: once one has seen it (stop), every later one
 // skips. s.mu is held.
-func (b *Batch[T, B]) seesDone() bool {
+func (b *Owner[T, B]) seesDone() bool {
 	if b.stop == nil && b.ctx.Err() != nil {
 		b.stop = context.Cause(b.ctx)
 	}
@@ -145,18 +164,18 @@ func (b *Batch[T, B]) seesDone() bool {
 }
 
 // ctxErr is what a Submit of the batch gets once its context is done.
-func (b *Batch[T, B]) ctxErr() error { return CtxErr(b.ctx) }
+func (b *Owner[T, B]) ctxErr() error { return CtxErr(b.ctx) }
 
 // ended counts out a job of the batch that a worker ran, or skipped. s.mu
 // is held.
-func (b *Batch[T, B]) ended(skipped bool) {
-	b.done.ended(skipped)
+func (b *Owner[T, B]) ended(skipped bool, f Failure) {
+	b.done.ended(skipped, f)
 	b.release()
 }
 
 // release closes drained once WaitBatch began and no job of the batch is
 // held. s.mu is held.
-func (b *Batch[T, B]) release() {
+func (b *Owner[T, B]) release() {
 	if b.drained != nil && b.held() == 0 {
 		select {
 		case <-b.drained:

@@ -1,0 +1,182 @@
+package crew
+
+import (
+	"context"
+
+	"github.com/crewlib/crew/internal/sched"
+)
+
+// An owner is whose jobs these are: the pool's own (Pool.own) or one
+// batch's (a Batch is one). A job's whole road goes through its owner, the
+// same for both: Submit and TrySubmit, the job's context, its failure,
+// the first error's cancellation, its dead letter and Wait's outcome. What
+// differs between the two kinds is in the owner's fields, set as it is
+// made, never in a test of which kind it is; the scheduler keeps a record
+// of each (rec), which every grant carries back (sched.Grant.Owner).
+type owner[T any] struct {
+	pool          *Pool[T]
+	rec           *sched.Owner[T, *owner[T]] // the scheduler's record: the pool's own (Scheduler.Own), or the batch's (Batch.record)
+	ctx           context.Context            // the context its jobs derive from: the pool's, or the batch's
+	cancel        context.CancelCauseFunc    // cancels ctx
+	sink          func(DeadLetter)           // the sink of its skipped jobs, or nil: not sent (a batch's is the pool's, unless it has its own)
+	tenant        string                     // WithTenant: the label of its jobs' run times, "" for none
+	cancelOnError bool                       // its first error cancels ctx: a batch's always, the pool's WithCancelOnError
+	perWorker     bool                       // its jobs receive their worker's context (see contextOn)
+
+	jobCtx jobContext // ctx, marked as the owner's (see on)
+	errs   errorSet   // the jobs' errors
+}
+
+// contextOn returns the context a job of o's receives on worker w. The
+// pool's own jobs (perWorker) receive their worker's: the pool's context,
+// marked as the worker's, so that Stats can count the jobs they run inline
+// as the worker's (and tests can tell which worker ran a job). A batch's
+// jobs share the batch's context, marked as the batch's.
+func (o *owner[T]) contextOn(w *worker[T]) context.Context {
+	if o.perWorker {
+		return w.ctx
+	}
+	return &o.jobCtx
+}
+
+// init sets o up as an owner of pool p's jobs, with its context ctx
+// (canceled by cancel) and its record in the scheduler.
+func (o *owner[T]) init(p *Pool[T], rec *sched.Owner[T, *owner[T]], ctx context.Context, cancel context.CancelCauseFunc) {
+	o.pool, o.rec, o.ctx, o.cancel = p, rec, ctx, cancel
+	o.jobCtx = jobContext{ctx, o}
+}
+
+// submit is Submit, Pool's or Batch's (fn, which its panics name), for a
+// job of o's. It offers the job to the scheduler, which takes it at once
+// in the common case; metrics are a hook on it (see submitMetered).
+func (o *owner[T]) submit(fn string, ctx context.Context, job T) error {
+	p := o.pool
+	if ctx == nil {
+		panic("crew: " + fn + ": nil context")
+	}
+	if p.isNil != nil && p.isNil(job) {
+		panic("crew: " + fn + ": nil job")
+	}
+	if err := ctx.Err(); err != nil {
+		return o.doneCtx(ctx, err)
+	}
+	if p.rec != nil {
+		return o.submitMetered(ctx, job)
+	}
+	v, tk, err := p.s.Offer(job, o.rec, sched.MayWait, 0, p.seesStop())
+	if v == sched.Accepted {
+		return nil
+	}
+	return o.decide(ctx, job, 0, v, tk, err)
+}
+
+// submitMetered is submit for a pool WithMetrics: it stamps the job with
+// when it was accepted (unless a backlog mailbox holds it), and counts it
+// once accepted (see submitted).
+func (o *owner[T]) submitMetered(ctx context.Context, job T) error {
+	p := o.pool
+	p.submits.Add(1)
+	defer p.submitted()
+	var at int64
+	if p.stamp {
+		at = p.clock()
+	}
+	v, tk, err := p.s.Offer(job, o.rec, sched.MayWait, at, p.seesStop())
+	if v == sched.Accepted {
+		p.rec.Add(EventSubmitted, 1)
+		return nil
+	}
+	return o.decide(ctx, job, at, v, tk, err)
+}
+
+// trySubmit is TrySubmit, Pool's or Batch's (fn, which its panic names),
+// for a job of o's.
+func (o *owner[T]) trySubmit(fn string, job T) bool {
+	p := o.pool
+	if p.isNil != nil && p.isNil(job) {
+		panic("crew: " + fn + ": nil job")
+	}
+	var at int64
+	if p.rec != nil {
+		p.submits.Add(1)
+		defer p.submitted()
+		if p.stamp {
+			at = p.clock()
+		}
+	}
+	if v, _, _ := p.s.Offer(job, o.rec, sched.NoWait, at, p.seesStop()); v != sched.Accepted {
+		return false
+	}
+	p.counted(nil)
+	return true
+}
+
+// fail records err, the failure of a job of o's that no worker's Next
+// counts out (one run inline, say), for Wait, counts it (in o's and the
+// pool's totals, as a job run inline if inline), then reports it: so it
+// is kept and counted even if the Recorder or the error handler calls
+// runtime.Goexit.
+func (o *owner[T]) fail(err error, inline bool) {
+	f := failureOf(err)
+	o.record(err)
+	o.pool.s.Tally(o.rec, inline, f)
+	o.pool.report(err, f)
+}
+
+// record keeps err, a job's failure, for Wait and, if it is the first and
+// o cancels on error, cancels o's context with it (see stop).
+func (o *owner[T]) record(err error) {
+	if o.errs.add(err, o.ctx) && o.cancelOnError {
+		o.stop(err)
+	}
+}
+
+// stop stops dispatching o's jobs, then cancels o's context with cause:
+// no dispatch runs a job of o's after a job could see the context end.
+// The Submits o refuses meanwhile (the pool's, for the pool's own jobs)
+// get the context's error.
+func (o *owner[T]) stop(cause error) {
+	blocked := o.pool.s.Halt(o.rec, cause)
+	o.cancel(cause)
+	blocked.Refuse(sched.CtxErr(o.ctx))
+}
+
+// outcome is what o's Wait returns once no job of o's is held, given
+// whether one was skipped: the first error (every one, WithAllErrors),
+// else, if a job was skipped, the cause of the context that skipped it,
+// so that Wait never reports success for jobs that did not run.
+func (o *owner[T]) outcome(skipped bool) error {
+	if err := o.errs.result(); err != nil {
+		return err
+	}
+	if skipped {
+		if err := context.Cause(o.ctx); err != nil {
+			return err
+		}
+		return context.Cause(o.pool.ctx)
+	}
+	return nil
+}
+
+// failureOf tells the scheduler how a job that returned err failed.
+func failureOf(err error) sched.Failure {
+	if isPanic(err) {
+		return sched.Panicked
+	}
+	return sched.Failed
+}
+
+// A jobContext is an owner's context as its jobs receive it, marked as
+// the owner's, as context.WithValue(ctx, workerKey{}, owner) would make
+// it, without an allocation of its own: it lives in the owner.
+type jobContext struct {
+	context.Context
+	owner any
+}
+
+func (c *jobContext) Value(key any) any {
+	if key == (workerKey{}) {
+		return c.owner
+	}
+	return c.Context.Value(key)
+}
