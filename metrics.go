@@ -157,21 +157,32 @@ var eventNames = [...]string{"submitted", "completed", "failed", "panicked", "sk
 // Recorder.Observe):
 //
 //   - QueueWait: how long a pool's job waited, from its acceptance to its
-//     start;
-//   - RunTime: how long it ran.
+//     dispatch;
+//   - RunTime: how long it ran, from its dispatch.
 //
 // Their constants below say more.
 type Timing uint8
 
 const (
 	// QueueWait is how long a pool's job waited, from its acceptance
-	// (Submit returning nil, or a blocked Submit let in) to its start: one
-	// observation per job that starts, 0 for a job run inline. A pool with
-	// a backlog of your own (WithMailbox) observes none: its mailbox keeps
+	// (Submit returning nil, or a blocked Submit let in) to its dispatch:
+	// one observation per job that starts, 0 for a job handed to an idle
+	// worker as it was submitted, and for a job run inline. A pool with a
+	// backlog of your own (WithMailbox) observes none: its mailbox keeps
 	// no time.
 	QueueWait Timing = iota + 1
 	// RunTime is how long a pool's job ran, failed or not: one
-	// observation per job that ran.
+	// observation per job that ran, from its dispatch to its end. A pool
+	// reads the clock twice per job, as Submit accepts it and as it ends:
+	// a worker that takes its next job as it counts one out dates the
+	// next job's dispatch with the reading it made as the last one ended,
+	// and a job handed to an idle worker is dated by its Submit's. So a
+	// RunTime includes what the worker did between the two, its turn at
+	// the pool's lock and the Recorder's calls for the job before
+	// (nanoseconds to microseconds), or an idle worker's wake-up (a
+	// microsecond or more when the CPUs are busy): negligible for jobs of
+	// a millisecond, a part of a job of a microsecond. A pool with a
+	// backlog of your own reads the clock as each job starts instead.
 	RunTime
 )
 

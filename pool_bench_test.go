@@ -121,7 +121,7 @@ type nopRecorder struct{}
 
 // BenchmarkPoolMetrics sends b.N no-op jobs through 8 workers without
 // metrics and with a Metrics that does nothing (WithMetrics's own cost:
-// three clock reads and four calls per job), from one submitter and from 8.
+// two clock reads and four calls per job), from one submitter and from 8.
 func BenchmarkPoolMetrics(b *testing.B) {
 	for _, submitters := range []int{1, 8} {
 		for _, s := range []struct {

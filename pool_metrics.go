@@ -42,27 +42,33 @@ func (o *owner[T]) measureInline(start int64) {
 	p.rec.Add(EventCompleted, 1)
 }
 
-// clockIn reads the pool's clock as g's job starts, if the worker times
-// it (see sched.Worker.Timed) or the pool reports it (WithMetrics): then
-// with its queue wait, from its acceptance to that reading. The worker
-// reads the clock as each job starts and as it ends (see measured),
-// rather than once between two jobs, so that neither its turn at the
-// scheduler's lock (long when the processes outnumber the CPUs) nor the
-// Recorder's calls count in a run time.
+// clockIn notes when g's job starts, if the worker times it (see
+// sched.Worker.Timed) or the pool reports it (WithMetrics), and reports
+// its queue wait, from its acceptance to its start. A pool that stamps
+// its jobs (WithMetrics, no backlog mailbox) reads no clock here: the
+// job started when it was dispatched (sched.Grant.Start), which the
+// scheduler knows from the readings it has, the Submit's and the one the
+// worker made as its last job ended. So a job costs two readings, the
+// Submit's and its end's, and its run time includes the worker's turn at
+// the scheduler, and the Recorder's calls for the job before it, or an
+// idle worker's wake-up; a pool that does not stamp reads the clock as
+// the job starts.
 func (w *worker[T]) clockIn(g *sched.Grant[T, *owner[T]]) {
 	p := w.pool
-	w.began, w.unmeasured = p.clock(), true
-	if p.rec != nil {
-		if at := g.At(); at != 0 {
-			p.rec.Observe(QueueWait, time.Duration(max(w.began-at, 0)), "")
-		}
+	w.unmeasured = true
+	if !p.stamp {
+		w.began = p.clock()
+		return
 	}
+	w.began = g.Start()
+	p.rec.Observe(QueueWait, time.Duration(max(w.began-g.At(), 0)), "")
 }
 
 // ended reports the run time of g's job, which started at w.began, and
 // its end, and keeps the reading of the clock for its share (w.ran) and
-// for the Submits the scheduler lets in as it counts the job out (w.now).
-// It runs also once the job called runtime.Goexit.
+// for the scheduler (w.now), which dates the next job's start with it,
+// and lets blocked Submits in at it, as it counts the job out. It runs
+// also once the job called runtime.Goexit.
 func (w *worker[T]) ended(g *sched.Grant[T, *owner[T]]) {
 	p := w.pool
 	w.now = p.clock()

@@ -73,7 +73,7 @@ func (s *Scheduler[T, B]) laneTake(f *flow[T, B]) Grant[T, B] {
 			s.order.fix(f) // alone in the order and still runnable, it stays where it is
 		}
 	}
-	return Grant[T, B]{job: e.job, f: f, at: e.at, skip: skip}
+	return Grant[T, B]{job: e.job, f: f, at: e.at, start: max(e.at, s.now), skip: skip}
 }
 
 // lanePlace is place for a first-come-first-served pool with no pin and
@@ -89,7 +89,7 @@ func (s *Scheduler[T, B]) lanePlace(t task[T, B], a *after[T, B]) {
 		w := s.takeIdle()
 		s.countRun(f, 1)
 		s.running++
-		a.grant(w, Grant[T, B]{job: t.job, f: f, at: t.at})
+		a.grant(w, Grant[T, B]{job: t.job, f: f, at: t.at, start: max(t.at, s.now)})
 		return
 	}
 	s.seq++

@@ -241,7 +241,7 @@ func (s *Scheduler[T, B]) Offer(job T, b *Owner[T, B], mode Mode, at int64, stop
 		if s.nidle > 0 && own.flow.q.Len() == 0 && len(s.order.h) == 0 {
 			w := s.takeIdle()
 			s.running++
-			w.job = Grant[T, B]{job: job, f: &own.flow, at: at}
+			w.job = Grant[T, B]{job: job, f: &own.flow, at: at, start: max(at, s.now)}
 			s.mu.Unlock()
 			w.wake <- struct{}{}
 			return Accepted, Ticket[T, B]{}, nil
@@ -316,7 +316,7 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 		if own.q.Len() > 0 {
 			e, _ := own.q.Pop()
 			s.running++
-			w.job = Grant[T, B]{job: e.job, f: own, at: e.at}
+			w.job = Grant[T, B]{job: e.job, f: own, at: e.at, start: max(e.at, s.now)}
 			st = runNext
 		} else {
 			w.job = Grant[T, B]{}

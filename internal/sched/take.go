@@ -118,7 +118,7 @@ func (s *Scheduler[T, B]) dispatched(t task[T, B], skip skipCause, w *Worker[T, 
 		w.charged, w.timed = s.fair.charge(sh)
 		w.timed = w.timed || s.stamp // the worker times every job anyway
 	}
-	return Grant[T, B]{job: t.job, f: t.f, at: t.at, skip: skip}
+	return Grant[T, B]{job: t.job, f: t.f, at: t.at, start: max(t.at, s.now), skip: skip}
 }
 
 // skipping returns why a job of f dispatched now is skipped, or noSkip:

@@ -61,10 +61,11 @@ func (w *Worker[T, B]) Timed() bool { return w.timed }
 // run it: whether the pool's context (or its batch's) was seen done as it
 // was dispatched.
 type Grant[T, B any] struct {
-	job  T
-	f    *flow[T, B]
-	at   int64
-	skip skipCause
+	job   T
+	f     *flow[T, B]
+	at    int64 // when the pool accepted the job (Config.Stamp), or 0
+	start int64 // with Config.Stamp: when it was dispatched (see Start)
+	skip  skipCause
 }
 
 // Why a job is skipped.
@@ -85,6 +86,16 @@ func (g *Grant[T, B]) Owner() B { return g.f.owner }
 
 // At reports when the pool accepted the job (see Config.Stamp), or 0.
 func (g *Grant[T, B]) At() int64 { return g.at }
+
+// Start reports, with Config.Stamp, when the job was dispatched: the
+// latest reading of the pool's clock the scheduler had as it handed the
+// job to its worker, which is the worker's own as its last job ended
+// (Next's now) when it took the job in the same turn, and the job's At
+// when an Offer handed it to an idle worker. So the job's queue wait is
+// Start − At, without a reading of the clock of its own; its run time,
+// measured from Start, includes the worker's turn at the lock, and a
+// woken worker's wake-up.
+func (g *Grant[T, B]) Start() int64 { return g.start }
 
 // Skipped reports whether the job is to be skipped (see Cause).
 func (g *Grant[T, B]) Skipped() bool { return g.skip != noSkip }
