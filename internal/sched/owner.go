@@ -98,10 +98,12 @@ func (s *Scheduler[T, B]) WaitBatch(b *Owner[T, B], err error) Ended {
 }
 
 // finish forgets b, once no job of it is held, and reports how its jobs
-// ended. s.mu is held.
+// ended. Its queue's buffer goes back to be recycled, for the next
+// batch's: no job joins b's queue any more. s.mu is held.
 func (s *Scheduler[T, B]) finish(b *Owner[T, B]) Ended {
 	if b.links.In(&s.batches) {
 		s.batches.Remove(&b.links)
+		b.flow.q.Release()
 		if s.fair != nil {
 			s.fair.leave(&b.flow)
 		}
