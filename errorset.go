@@ -18,7 +18,7 @@ type errorSet struct {
 
 	mu   sync.Mutex // guards the fields below
 	err  error      // the first error
-	errs []error    // every error, with all
+	errs *[]error   // every error, with all: made as the first is added: an owner whose jobs all succeed never pays for it
 }
 
 // add keeps err, and reports whether it is the first; ctx is the jobs'.
@@ -31,7 +31,10 @@ func (e *errorSet) add(err error, ctx context.Context) (first bool) {
 		e.some.Store(true)
 	}
 	if e.all && (first || !echoes(err, ctx)) {
-		e.errs = append(e.errs, err)
+		if e.errs == nil {
+			e.errs = new([]error)
+		}
+		*e.errs = append(*e.errs, err)
 	}
 	return first
 }
@@ -44,8 +47,8 @@ func (e *errorSet) result() error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.all && len(e.errs) > 0 {
-		return errors.Join(e.errs...)
+	if e.all && e.errs != nil {
+		return errors.Join(*e.errs...)
 	}
 	return e.err
 }

@@ -16,15 +16,14 @@ import (
 type owner[T any] struct {
 	pool          *Pool[T]
 	rec           *sched.Owner[T, *owner[T]] // the scheduler's record: the pool's own (Scheduler.Own), or the batch's (Batch.record)
-	ctx           context.Context            // the context its jobs derive from: the pool's, or the batch's
-	cancel        context.CancelCauseFunc    // cancels ctx
+	cancel        context.CancelCauseFunc    // cancels the context its jobs derive from
 	sink          func(DeadLetter)           // the sink of its skipped jobs, or nil: not sent (a batch's is the pool's, unless it has its own)
 	tenant        string                     // WithTenant: the label of its jobs' run times, "" for none
 	cancelOnError bool                       // its first error cancels ctx: a batch's always, the pool's WithCancelOnError
 	perWorker     bool                       // its jobs receive their worker's context (see contextOn)
 
-	jobCtx jobContext // ctx, marked as the owner's (see on)
-	errs   errorSet   // the jobs' errors
+	jobCtx jobContext[T] // the context its jobs derive from, the pool's or the batch's, marked as the owner's (see contextOn)
+	errs   errorSet      // the jobs' errors
 }
 
 // contextOn returns the context a job of o's receives on worker w. The
@@ -42,8 +41,8 @@ func (o *owner[T]) contextOn(w *worker[T]) context.Context {
 // init sets o up as an owner of pool p's jobs, with its context ctx
 // (canceled by cancel) and its record in the scheduler.
 func (o *owner[T]) init(p *Pool[T], rec *sched.Owner[T, *owner[T]], ctx context.Context, cancel context.CancelCauseFunc) {
-	o.pool, o.rec, o.ctx, o.cancel = p, rec, ctx, cancel
-	o.jobCtx = jobContext{ctx, o}
+	o.pool, o.rec, o.cancel = p, rec, cancel
+	o.jobCtx = jobContext[T]{ctx, o}
 }
 
 // submit is Submit, Pool's or Batch's (fn, which its panics name), for a
@@ -126,7 +125,7 @@ func (o *owner[T]) fail(err error, inline bool) {
 // record keeps err, a job's failure, for Wait and, if it is the first and
 // o cancels on error, cancels o's context with it (see stop).
 func (o *owner[T]) record(err error) {
-	if o.errs.add(err, o.ctx) && o.cancelOnError {
+	if o.errs.add(err, o.jobCtx.Context) && o.cancelOnError {
 		o.stop(err)
 	}
 }
@@ -138,7 +137,7 @@ func (o *owner[T]) record(err error) {
 func (o *owner[T]) stop(cause error) {
 	blocked := o.pool.s.Halt(o.rec, cause)
 	o.cancel(cause)
-	blocked.Refuse(sched.CtxErr(o.ctx))
+	blocked.Refuse(sched.CtxErr(o.jobCtx.Context))
 }
 
 // outcome is what o's Wait returns once no job of o's is held, given
@@ -150,7 +149,7 @@ func (o *owner[T]) outcome(skipped bool) error {
 		return err
 	}
 	if skipped {
-		if err := context.Cause(o.ctx); err != nil {
+		if err := context.Cause(o.jobCtx.Context); err != nil {
 			return err
 		}
 		return context.Cause(o.pool.ctx)
@@ -169,12 +168,12 @@ func failureOf(err error) sched.Failure {
 // A jobContext is an owner's context as its jobs receive it, marked as
 // the owner's, as context.WithValue(ctx, workerKey{}, owner) would make
 // it, without an allocation of its own: it lives in the owner.
-type jobContext struct {
+type jobContext[T any] struct {
 	context.Context
-	owner any
+	owner *owner[T]
 }
 
-func (c *jobContext) Value(key any) any {
+func (c *jobContext[T]) Value(key any) any {
 	if key == (workerKey{}) {
 		return c.owner
 	}

@@ -66,7 +66,7 @@ func (o *owner[T]) refusal(v sched.Verdict, err error) error {
 	case sched.BatchShut:
 		return ErrBatchClosed
 	case sched.BatchStopped:
-		return sched.CtxErr(o.ctx)
+		return sched.CtxErr(o.jobCtx.Context)
 	}
 	return err
 }

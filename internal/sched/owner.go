@@ -2,6 +2,7 @@ package sched
 
 import (
 	"context"
+	"sync"
 
 	"github.com/crewlib/crew/internal/queue"
 )
@@ -19,7 +20,9 @@ type Owner[T, B any] struct {
 	stop    error                    // the cause of ctx's end, once a dispatch saw it (or StopBatch gave it)
 	ran     int64                    // fair shares: the run time (ns) of its jobs that ended
 	done    Ended                    // the jobs that ended (a batch's; the pool's own count in the scheduler's)
-	drained chan struct{}            // made by WaitBatch; closed once no job of the batch is held
+	closing bool                     // WaitBatch began
+	pending bool                     // drained counts one: WaitBatch began while a job of the batch was held, and one still is
+	drained sync.WaitGroup           // what WaitBatch waits on (see release)
 	links   queue.Links[Owner[T, B]] // in the scheduler's batches until WaitBatch forgets it
 }
 
@@ -67,19 +70,13 @@ func (s *Scheduler[T, B]) OpenBatch(b *Owner[T, B], owner B, ctx context.Context
 func (s *Scheduler[T, B]) WaitBatch(b *Owner[T, B], err error) Ended {
 	s.mu.Lock()
 	var refused Refusals[T, B]
-	if b.drained == nil {
-		if b.held() == 0 {
-			b.drained = closedChan // nothing to wait for: no channel to make
-		} else {
-			s.mu.Unlock()
-			ch := make(chan struct{}) // made outside the lock
-			s.mu.Lock()
-			if b.drained == nil {
-				b.drained = ch
-			}
+	if !b.closing {
+		b.closing = true
+		if b.held() > 0 {
+			b.pending = true
+			b.drained.Add(1)
 		}
 		refused = s.extract(b)
-		b.release()
 	}
 	if b.held() == 0 {
 		// Nothing left to wait for: forget b in this turn of the lock.
@@ -88,10 +85,9 @@ func (s *Scheduler[T, B]) WaitBatch(b *Owner[T, B], err error) Ended {
 		refused.Refuse(err)
 		return ended
 	}
-	drained := b.drained
 	s.mu.Unlock()
 	refused.Refuse(err)
-	<-drained
+	b.drained.Wait()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.finish(b)
@@ -150,7 +146,7 @@ func (s *Scheduler[T, B]) OpenBatches() []B {
 }
 
 // closed reports whether the batch's WaitBatch began. s.mu is held.
-func (b *Owner[T, B]) closed() bool { return b.drained != nil }
+func (b *Owner[T, B]) closed() bool { return b.closing }
 
 // held reports the batch's jobs accepted and not ended. s.mu is held.
 func (b *Owner[T, B]) held() int { return b.flow.queued() + b.flow.running }
@@ -175,25 +171,14 @@ func (b *Owner[T, B]) ended(skipped bool, f Failure) {
 	b.release()
 }
 
-// release closes drained once WaitBatch began and no job of the batch is
+// release lets WaitBatch return once it began and no job of the batch is
 // held. s.mu is held.
 func (b *Owner[T, B]) release() {
-	if b.drained != nil && b.held() == 0 {
-		select {
-		case <-b.drained:
-		default:
-			close(b.drained)
-		}
+	if b.pending && b.held() == 0 {
+		b.pending = false
+		b.drained.Done()
 	}
 }
-
-// closedChan is a closed channel: a batch's drained when its WaitBatch
-// finds no job to wait for.
-var closedChan = func() chan struct{} {
-	ch := make(chan struct{})
-	close(ch)
-	return ch
-}()
 
 // CtxErr returns ctx.Err(), or context.Canceled while ctx is being
 // canceled: a pool's or batch's cancellation runs after the lock that
