@@ -46,7 +46,7 @@ func (o *owner[T]) measureInline(start int64) {
 // sched.Worker.Timed) or the pool reports it (WithMetrics), and reports
 // its queue wait, from its acceptance to its start. A pool that stamps
 // its jobs (WithMetrics, no backlog mailbox) reads no clock here: the
-// job started when it was dispatched (sched.Grant.Start), which the
+// job started when it was dispatched (sched.Worker.Start), which the
 // scheduler knows from the readings it has, the Submit's and the one the
 // worker made as its last job ended. So a job costs two readings, the
 // Submit's and its end's, and its run time includes the worker's turn at
@@ -60,7 +60,7 @@ func (w *worker[T]) clockIn(g *sched.Grant[T, *owner[T]]) {
 		w.began = p.clock()
 		return
 	}
-	w.began = g.Start()
+	w.began = w.rec.Start()
 	p.rec.Observe(QueueWait, time.Duration(max(w.began-g.At(), 0)), "")
 }
 

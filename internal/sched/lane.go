@@ -40,7 +40,7 @@ func (s *Scheduler[T, B]) laneNext(w *Worker[T, B], ended bool, now int64, a *af
 		s.addIdle(w.index)
 		return park
 	}
-	w.job = s.laneTake(f)
+	w.job = s.laneTake(f, w)
 	if s.nidle > 0 {
 		s.feed(a) // a limit freed, or a job let in, may have made more runnable
 	}
@@ -59,21 +59,23 @@ func (s *Scheduler[T, B]) laneFirst() *flow[T, B] {
 // laneTake is take in the fast lane: it dispatches the oldest job of flow
 // f, which is runnable. Of the pool's own flow, it reads the queue alone,
 // on a cache line of its own. s.mu is held.
-func (s *Scheduler[T, B]) laneTake(f *flow[T, B]) Grant[T, B] {
-	own := f == &s.own.flow
+func (s *Scheduler[T, B]) laneTake(q *flow[T, B], w *Worker[T, B]) Grant[T, B] {
+	e, _ := q.q.Pop()
+	f := e.f // q's, or a fifo batch's in the pool's own queue
+	f.waiting--
 	skip := noSkip
 	if b := f.batch; b != nil && b.seesDone() {
 		skip = batchStopped
 	}
-	e, _ := f.q.Pop()
 	s.running++
-	if !own {
+	if f != &s.own.flow {
 		f.running++
-		if len(s.order.h) > 1 || !f.runnable() {
+		if q == f && (len(s.order.h) > 1 || !f.runnable()) {
 			s.order.fix(f) // alone in the order and still runnable, it stays where it is
 		}
 	}
-	return Grant[T, B]{job: e.job, f: f, at: e.at, start: max(e.at, s.now), skip: skip}
+	w.start = max(e.at, s.now)
+	return Grant[T, B]{job: e.job, f: f, at: e.at, skip: skip}
 }
 
 // lanePlace is place for a first-come-first-served pool with no pin and
@@ -89,13 +91,19 @@ func (s *Scheduler[T, B]) lanePlace(t task[T, B], a *after[T, B]) {
 		w := s.takeIdle()
 		s.countRun(f, 1)
 		s.running++
-		a.grant(w, Grant[T, B]{job: t.job, f: f, at: t.at, start: max(t.at, s.now)})
+		w.start = max(t.at, s.now)
+		a.grant(w, Grant[T, B]{job: t.job, f: f, at: t.at})
 		return
 	}
 	s.seq++
-	f.q.Push(queued[T]{job: t.job, seq: s.seq, at: t.at})
 	s.queuedIn++
-	if f != &s.own.flow && f.at == 0 {
+	f.waiting++
+	if f.fifo {
+		s.own.flow.q.Push(queued[T, B]{job: t.job, seq: s.seq, at: t.at, f: f})
+		return
+	}
+	f.q.Push(queued[T, B]{job: t.job, seq: s.seq, at: t.at, f: f})
+	if f.at == 0 {
 		// A flow in its order keeps its place: a job queued behind others
 		// changes neither its head nor whether it may run.
 		s.order.fix(f)

@@ -47,7 +47,7 @@ func (s *Scheduler[T, B]) Halt(o *Owner[T, B], cause error) Refusals[T, B] {
 // b joins the share of tenant, which takes weight, or a share of its own
 // if tenant is "".
 func (s *Scheduler[T, B]) OpenBatch(b *Owner[T, B], owner B, ctx context.Context, limit int, tenant string, weight int) {
-	b.flow = flow[T, B]{q: queue.RingOf(s.bufs), limit: limit, batch: b, owner: owner}
+	b.flow = flow[T, B]{q: queue.RingOf(s.bufs), limit: limit, batch: b, owner: owner, fifo: s.fair == nil && limit == 0}
 	b.ctx = ctx
 	b.links.Init(b)
 	var sh *share[T, B]
@@ -149,7 +149,7 @@ func (s *Scheduler[T, B]) OpenBatches() []B {
 func (b *Owner[T, B]) closed() bool { return b.closing }
 
 // held reports the batch's jobs accepted and not ended. s.mu is held.
-func (b *Owner[T, B]) held() int { return b.flow.queued() + b.flow.running }
+func (b *Owner[T, B]) held() int { return b.flow.waiting + b.flow.running }
 
 // seesDone reports whether the batch's context is done, as a dispatch of
 // one of its jobs sees it: once one has seen it (stop), every later one

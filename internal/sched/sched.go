@@ -91,7 +91,7 @@ type Scheduler[T, B any] struct {
 	pin       keys.Pin[T]                // WithConsistentHash: jobs queue at their key's worker
 	perWorker int                        // the bound per worker (see Config), which Resize keeps
 	onEvict   func()                     // called once the lock is released, when the backlog evicted jobs
-	bufs      *queue.Slabs[queued[T]]
+	bufs      *queue.Slabs[queued[T, B]]
 
 	workers  []*Worker[T, B]         // every worker but the retired ones, in order
 	stop     error                   // the cause of the pool context's end, once a dispatch saw it
@@ -159,9 +159,9 @@ type dropper[T any] interface {
 func (s *Scheduler[T, B]) Init(c Config[T, B]) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.bufs = queue.Shared[queue.Slabs[queued[T]]]()
+	s.bufs = queue.Shared[queue.Slabs[queued[T, B]]]()
 	s.order = newOrder[T, B]()
-	s.own.flow = flow[T, B]{q: queue.RingOf(s.bufs), owner: c.Own}
+	s.own.flow = flow[T, B]{q: queue.RingOf(s.bufs), owner: c.Own, fifo: !c.Fair}
 	s.perWorker = c.PerWorker
 	s.limit = bound(c.Workers, c.PerWorker)
 	s.onEvict, s.stamp = c.OnEvict, c.Stamp
@@ -225,31 +225,34 @@ func (s *Scheduler[T, B]) Workers() []*Worker[T, B] {
 func (s *Scheduler[T, B]) Offer(job T, b *Owner[T, B], mode Mode, at int64, stop error) (Verdict, Ticket[T, B], error) {
 	own := &s.own
 	s.mu.Lock()
-	if s.lane && stop == nil && s.held < s.limit && s.nblocked == 0 && b != own && !b.closed() && !b.seesDone() {
-		// The fast lane, with room, for a batch's job.
-		s.held++
-		var a after[T, B]
-		s.lanePlace(task[T, B]{job: job, f: &b.flow, at: at}, &a)
-		s.mu.Unlock()
-		s.run(&a)
-		return Accepted, Ticket[T, B]{}, nil
-	}
-	if s.lane && stop == nil && s.held < s.limit && s.nblocked == 0 && b == own {
-		// The fast lane, with room, for a job of the pool's own: what
-		// lanePlace does, flat.
+	if s.lane && stop == nil && s.held < s.limit && s.nblocked == 0 && b.flow.fifo && (b == own || !b.closed() && !b.seesDone()) {
+		// The fast lane, with room, for a job of the pool's own or of a
+		// batch without a limit (fifo): what lanePlace does, flat.
+		f := &b.flow
 		s.held++
 		if s.nidle > 0 && own.flow.q.Len() == 0 && len(s.order.h) == 0 {
 			w := s.takeIdle()
 			s.running++
-			w.job = Grant[T, B]{job: job, f: &own.flow, at: at, start: max(at, s.now)}
+			s.countRun(f, 1)
+			w.job, w.start = Grant[T, B]{job: job, f: f, at: at}, max(at, s.now)
 			s.mu.Unlock()
 			w.wake <- struct{}{}
 			return Accepted, Ticket[T, B]{}, nil
 		}
 		s.seq++
-		own.flow.q.Push(queued[T]{job: job, seq: s.seq, at: at})
+		own.flow.q.Push(queued[T, B]{job: job, seq: s.seq, at: at, f: f})
+		f.waiting++
 		s.queuedIn++
 		s.mu.Unlock()
+		return Accepted, Ticket[T, B]{}, nil
+	}
+	if s.lane && stop == nil && s.held < s.limit && s.nblocked == 0 && b != own && !b.closed() && !b.seesDone() {
+		// The fast lane, with room, for a job of a batch with a limit.
+		s.held++
+		var a after[T, B]
+		s.lanePlace(task[T, B]{job: job, f: &b.flow, at: at}, &a)
+		s.mu.Unlock()
+		s.run(&a)
 		return Accepted, Ticket[T, B]{}, nil
 	}
 	return s.offerSlow(job, b, mode, at, stop)
@@ -279,22 +282,27 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 		front = s.blocked.Front()
 	}
 	if s.lane && stop == nil && !w.retired && len(s.order.h) == 0 &&
-		(!ended || w.job.f == own) && (front == nil || front.Msg.f == own) {
-		// The fast lane, with the pool's own jobs alone: what laneNext
-		// does, flat (the order's heap is empty, and read in place). The
-		// lane is open, so no dispatch saw a stop: w's job was not
-		// skipped.
+		(!ended || w.job.f.fifo) && (front == nil || front.Msg.f == own || front.Msg.f.fifo && !front.Msg.f.batch.seesDone()) {
+		// The fast lane, with the jobs of the pool's own and of batches
+		// without a limit alone, all in the pool's own queue: what
+		// laneNext does, flat (the order's heap is empty, and read in
+		// place). The lane is open, so no dispatch saw a stop: a job of
+		// the pool's own was not skipped.
 		if s.stamp {
 			s.tick(now)
 		}
 		admitted := false
 		if ended {
-			s.running--
-			s.held--
-			s.done.Completed++
-			s.done.failed(w.failure)
-			w.failure = NoFailure
-			w.handled++
+			if w.job.f == own {
+				s.running--
+				s.held--
+				s.done.Completed++
+				s.done.failed(w.failure)
+				w.failure = NoFailure
+				w.handled++
+			} else {
+				s.count(w) // a batch's: its batch counts it out, and its Wait may return
+			}
 			if front != nil && s.held < s.limit {
 				// The room goes to the oldest blocked Submit: no worker
 				// is idle on a full pool, so its job joins the queue.
@@ -306,7 +314,8 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 				}
 				s.held++
 				s.seq++
-				own.q.Push(queued[T]{job: t.job, seq: s.seq, at: t.at})
+				own.q.Push(queued[T, B]{job: t.job, seq: s.seq, at: t.at, f: t.f})
+				t.f.waiting++
 				s.queuedIn++
 				*t = task[T, B]{}
 				admitted = true
@@ -315,8 +324,16 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 		st := park
 		if own.q.Len() > 0 {
 			e, _ := own.q.Pop()
+			f, skip := e.f, noSkip
+			f.waiting--
+			if f != own {
+				f.running++
+				if f.batch.seesDone() {
+					skip = batchStopped
+				}
+			}
 			s.running++
-			w.job = Grant[T, B]{job: e.job, f: own, at: e.at, start: max(e.at, s.now)}
+			w.job, w.start = Grant[T, B]{job: e.job, f: f, at: e.at, skip: skip}, max(e.at, s.now)
 			st = runNext
 		} else {
 			w.job = Grant[T, B]{}

@@ -62,7 +62,7 @@ func (s *Scheduler[T, B]) BatchCounts(b *Owner[T, B]) BatchCounts {
 	defer s.mu.Unlock()
 	return BatchCounts{
 		Ended:   b.done,
-		Queued:  b.flow.queued(),
+		Queued:  b.flow.waiting,
 		Running: b.flow.running,
 		RunTime: b.ran,
 	}

@@ -96,9 +96,8 @@ func (s *Scheduler[T, B]) fix(f *flow[T, B]) {
 // take dispatches the oldest job of flow f, which is runnable, to worker
 // w. s.mu is held.
 func (s *Scheduler[T, B]) take(f *flow[T, B], w *Worker[T, B], a *after[T, B]) Grant[T, B] {
-	skip := s.skipping(f)
-	job, at := f.pop()
-	g := s.dispatched(task[T, B]{job: job, f: f, at: at}, skip, w)
+	t := f.pop()
+	g := s.dispatched(t, s.skipping(t.f), w)
 	s.fix(f)
 	if f.mb != nil && s.nblocked > 0 {
 		s.admit(a) // room opened in the mailbox
@@ -118,7 +117,8 @@ func (s *Scheduler[T, B]) dispatched(t task[T, B], skip skipCause, w *Worker[T, 
 		w.charged, w.timed = s.fair.charge(sh)
 		w.timed = w.timed || s.stamp // the worker times every job anyway
 	}
-	return Grant[T, B]{job: t.job, f: t.f, at: t.at, start: max(t.at, s.now), skip: skip}
+	w.start = max(t.at, s.now)
+	return Grant[T, B]{job: t.job, f: t.f, at: t.at, skip: skip}
 }
 
 // skipping returns why a job of f dispatched now is skipped, or noSkip:

@@ -21,6 +21,7 @@ type Worker[T, B any] struct {
 	timed     bool          // fair shares: the worker times that job
 	waited    bool          // its last Next waited for its job: the worker's goroutine's
 	pending   step          // what its Next under way does once the lock is released (see Resume): the worker's goroutine's
+	start     int64         // with Config.Stamp, when the job it holds was dispatched (see Start)
 	failure   Failure       // how the job it holds failed, if it did (see Fail): the worker's goroutine's until its Next counts it
 	handled   int64         // jobs it ran (counted as they end)
 	nextGrant *Worker[T, B] // the next worker to wake once the lock is released (see after)
@@ -43,6 +44,16 @@ func (w *Worker[T, B]) Index() int { return w.index }
 // Queued reports the jobs queued at the worker (WithConsistentHash).
 func (w *Worker[T, B]) Queued() int { return int(w.queued.Load()) }
 
+// Start reports, with Config.Stamp, when the job w holds was dispatched: the
+// latest reading of the pool's clock the scheduler had as it handed the
+// job to its worker, which is the worker's own as its last job ended
+// (Next's now) when it took the job in the same turn, and the job's At
+// when an Offer handed it to an idle worker. So the job's queue wait is
+// Start − Grant.At, without a reading of the clock of its own; its run time,
+// measured from Start, includes the worker's turn at the lock, and a
+// woken worker's wake-up.
+func (w *Worker[T, B]) Start() int64 { return w.start }
+
 // Fail tells the scheduler that the job w holds failed, as f says: its
 // Next counts the failure with the job's end. The worker's goroutine calls
 // it before it reports the failure anywhere, so that the count holds even
@@ -61,11 +72,10 @@ func (w *Worker[T, B]) Timed() bool { return w.timed }
 // run it: whether the pool's context (or its batch's) was seen done as it
 // was dispatched.
 type Grant[T, B any] struct {
-	job   T
-	f     *flow[T, B]
-	at    int64 // when the pool accepted the job (Config.Stamp), or 0
-	start int64 // with Config.Stamp: when it was dispatched (see Start)
-	skip  skipCause
+	job  T
+	f    *flow[T, B]
+	at   int64 // when the pool accepted the job (Config.Stamp), or 0
+	skip skipCause
 }
 
 // Why a job is skipped.
@@ -86,16 +96,6 @@ func (g *Grant[T, B]) Owner() B { return g.f.owner }
 
 // At reports when the pool accepted the job (see Config.Stamp), or 0.
 func (g *Grant[T, B]) At() int64 { return g.at }
-
-// Start reports, with Config.Stamp, when the job was dispatched: the
-// latest reading of the pool's clock the scheduler had as it handed the
-// job to its worker, which is the worker's own as its last job ended
-// (Next's now) when it took the job in the same turn, and the job's At
-// when an Offer handed it to an idle worker. So the job's queue wait is
-// Start − At, without a reading of the clock of its own; its run time,
-// measured from Start, includes the worker's turn at the lock, and a
-// woken worker's wake-up.
-func (g *Grant[T, B]) Start() int64 { return g.start }
 
 // Skipped reports whether the job is to be skipped (see Cause).
 func (g *Grant[T, B]) Skipped() bool { return g.skip != noSkip }
