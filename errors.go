@@ -11,7 +11,45 @@ import (
 
 // The errors crew makes of what went wrong, each one line that a person
 // can read in a log, with what a program matches behind errors.Is and
-// errors.As.
+// errors.As: the sentinels below, and the errors of panics, Goexits and
+// actors after them.
+
+// ErrMailboxFull is returned by Enqueue when a bounded mailbox has no room and
+// its overflow policy does not wait for room. The message was not stored.
+var ErrMailboxFull = errors.New("crew: mailbox full")
+
+// ErrMailboxClosed is returned by Enqueue after Close, and by an Enqueue that
+// was blocked waiting for room when Close was called. The message was not
+// stored.
+var ErrMailboxClosed = errors.New("crew: mailbox closed")
+
+// ErrDropped is returned by Enqueue when a full DropNewest mailbox discards
+// the incoming message. It wraps ErrMailboxFull, so
+// errors.Is(err, ErrMailboxFull) holds as well.
+var ErrDropped = fmt.Errorf("%w: newest message dropped", ErrMailboxFull)
+
+// ErrEvicted is the reason a DropOldest mailbox gives its drop hook for the
+// oldest message it evicted to make room. It wraps ErrMailboxFull.
+var ErrEvicted = fmt.Errorf("%w: oldest message evicted", ErrMailboxFull)
+
+// ErrPoolClosed is returned by Submit and TrySubmit (as false) once Wait has
+// been called, for a job that does not come from one of the pool's own jobs.
+var ErrPoolClosed = errors.New("crew: pool closed")
+
+// ErrBatchClosed is returned by a Batch's Submit (and TrySubmit, as false)
+// once the batch's Wait has begun, for a job that does not come from one of
+// the batch's own jobs.
+var ErrBatchClosed = errors.New("crew: batch closed")
+
+// ErrStopped is returned by Tell when the actor has stopped, and is the
+// reason of the dead letters it leaves queued when it stops.
+var ErrStopped = errors.New("crew: actor stopped")
+
+// ErrNoRoutee is returned by a Router's Tell and Broadcast when it has no
+// live routee to send to, its routees having stopped on their own (after
+// the router's own Stop or Drain, they return ErrStopped); the caller still
+// has the message.
+var ErrNoRoutee = errors.New("crew: router has no live routee")
 
 // A panicError is a recovered panic: "crew: job panicked: <value>". The
 // stack is behind errors.As, in the *panics.ErrRecovered it unwraps to

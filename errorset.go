@@ -7,50 +7,58 @@ import (
 	"sync/atomic"
 )
 
-// An errorSet keeps the errors of a pool's or a batch's jobs for its Wait:
-// the first, and with WithAllErrors every one but those that only echo the
-// end of the context the jobs received, as the jobs still running when the
-// first error canceled it tend to return.
+// An errorSet keeps the errors of an owner's jobs for its Wait: the first,
+// and with WithAllErrors every one but those that only echo the end of the
+// context the jobs received, as the jobs still running when the first
+// error canceled it tend to return. It is made with the first error, so
+// that an owner whose jobs all succeed (a batch per request, say) carries a
+// pointer, not a lock and a list.
 type errorSet struct {
-	all bool // WithAllErrors
-
-	some atomic.Bool // an error was added: result takes the lock only then
-
-	mu   sync.Mutex // guards the fields below
-	err  error      // the first error
-	errs *[]error   // every error, with all: made as the first is added: an owner whose jobs all succeed never pays for it
+	set atomic.Pointer[errorList]
 }
 
-// add keeps err, and reports whether it is the first; ctx is the jobs'.
-func (e *errorSet) add(err error, ctx context.Context) (first bool) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	first = e.err == nil
-	if first {
-		e.err = err
-		e.some.Store(true)
-	}
-	if e.all && (first || !echoes(err, ctx)) {
-		if e.errs == nil {
-			e.errs = new([]error)
+// An errorList is what an errorSet holds once an error was added.
+type errorList struct {
+	mu   sync.Mutex // guards the fields below
+	err  error      // the first error
+	errs []error    // every error, with all
+}
+
+// add keeps err, with every other error if all, and reports whether it is
+// the first; ctx is the jobs'.
+func (e *errorSet) add(err error, ctx context.Context, all bool) (first bool) {
+	l := e.set.Load()
+	if l == nil {
+		l = new(errorList)
+		if !e.set.CompareAndSwap(nil, l) {
+			l = e.set.Load()
 		}
-		*e.errs = append(*e.errs, err)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	first = l.err == nil
+	if first {
+		l.err = err
+	}
+	if all && (first || !echoes(err, ctx)) {
+		l.errs = append(l.errs, err)
 	}
 	return first
 }
 
 // result returns every error joined, with all, else the first, or nil.
 // An add that happened before the call is seen.
-func (e *errorSet) result() error {
-	if !e.some.Load() {
+func (e *errorSet) result(all bool) error {
+	l := e.set.Load()
+	if l == nil {
 		return nil
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.all && e.errs != nil {
-		return errors.Join(*e.errs...)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if all && len(l.errs) > 0 {
+		return errors.Join(l.errs...)
 	}
-	return e.err
+	return l.err
 }
 
 // echoes reports whether err only echoes the end of ctx.

@@ -2,8 +2,6 @@ package crew
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -66,24 +64,6 @@ type Dropper[T any] interface {
 	// mailbox again. Install it before the mailbox is shared.
 	OnDrop(hook func(msg T, reason error))
 }
-
-// ErrMailboxFull is returned by Enqueue when a bounded mailbox has no room and
-// its overflow policy does not wait for room. The message was not stored.
-var ErrMailboxFull = errors.New("crew: mailbox full")
-
-// ErrMailboxClosed is returned by Enqueue after Close, and by an Enqueue that
-// was blocked waiting for room when Close was called. The message was not
-// stored.
-var ErrMailboxClosed = errors.New("crew: mailbox closed")
-
-// ErrDropped is returned by Enqueue when a full DropNewest mailbox discards
-// the incoming message. It wraps ErrMailboxFull, so
-// errors.Is(err, ErrMailboxFull) holds as well.
-var ErrDropped = fmt.Errorf("%w: newest message dropped", ErrMailboxFull)
-
-// ErrEvicted is the reason a DropOldest mailbox gives its drop hook for the
-// oldest message it evicted to make room. It wraps ErrMailboxFull.
-var ErrEvicted = fmt.Errorf("%w: oldest message evicted", ErrMailboxFull)
 
 // Overflow is what a full bounded mailbox does with a new message.
 type Overflow int

@@ -21,6 +21,7 @@ type owner[T any] struct {
 	tenant        string                     // WithTenant: the label of its jobs' run times, "" for none
 	cancelOnError bool                       // its first error cancels ctx: a batch's always, the pool's WithCancelOnError
 	perWorker     bool                       // its jobs receive their worker's context (see contextOn)
+	allErrors     bool                       // WithAllErrors: Wait returns every error, joined
 
 	jobCtx jobContext[T] // the context its jobs derive from, the pool's or the batch's, marked as the owner's (see contextOn)
 	errs   errorSet      // the jobs' errors
@@ -125,7 +126,7 @@ func (o *owner[T]) fail(err error, inline bool) {
 // record keeps err, a job's failure, for Wait and, if it is the first and
 // o cancels on error, cancels o's context with it (see stop).
 func (o *owner[T]) record(err error) {
-	if o.errs.add(err, o.jobCtx.Context) && o.cancelOnError {
+	if o.errs.add(err, o.jobCtx.Context, o.allErrors) && o.cancelOnError {
 		o.stop(err)
 	}
 }
@@ -145,7 +146,7 @@ func (o *owner[T]) stop(cause error) {
 // else, if a job was skipped, the cause of the context that skipped it,
 // so that Wait never reports success for jobs that did not run.
 func (o *owner[T]) outcome(skipped bool) error {
-	if err := o.errs.result(); err != nil {
+	if err := o.errs.result(o.allErrors); err != nil {
 		return err
 	}
 	if skipped {

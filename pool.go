@@ -2,17 +2,12 @@ package crew
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/crewlib/crew/internal/sched"
 )
-
-// ErrPoolClosed is returned by Submit and TrySubmit (as false) once Wait has
-// been called, for a job that does not come from one of the pool's own jobs.
-var ErrPoolClosed = errors.New("crew: pool closed")
 
 // DefaultQueueSize is how many jobs per worker a pool with the default
 // backlog holds waiting beside those running (see WithQueueSize): small,

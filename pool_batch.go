@@ -2,17 +2,11 @@ package crew
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"time"
 
 	"github.com/crewlib/crew/internal/sched"
 )
-
-// ErrBatchClosed is returned by a Batch's Submit (and TrySubmit, as false)
-// once the batch's Wait has begun, for a job that does not come from one of
-// the batch's own jobs.
-var ErrBatchClosed = errors.New("crew: batch closed")
 
 // A Batch is a group of jobs on a long-lived Pool, with its own Wait, first
 // error and context, as an errgroup has: many batches share the pool's
@@ -113,7 +107,7 @@ func (p *Pool[T]) openBatch(ctx context.Context, o *options) (*Batch[T], context
 	if o.deadLetters != nil {
 		b.sink = o.deadLetters
 	}
-	b.errs.all = o.allErrors
+	b.allErrors = o.allErrors
 	p.s.OpenBatch(b.rec, &b.owner, bctx, o.limit, o.tenant, o.weight)
 	return b, bctx
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"sync/atomic"
 	"time"
@@ -133,7 +132,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	p.ctx, p.cancel = context.WithCancelCause(parent)
 	p.own.init(p, p.s.Own(), p.ctx, p.cancel)
 	p.own.sink, p.own.cancelOnError, p.own.perWorker = o.deadLetters, o.cancelOnError, true
-	p.own.errs.all = o.allErrors
+	p.own.allErrors = o.allErrors
 	switch s := o.strategy.(type) {
 	case nil, *smallest, *roundRobin:
 		// They hand jobs to the idle workers in turn: the scheduler's
@@ -181,42 +180,5 @@ func checkWorkers(fn string, n int) { checkSize(fn, "workers", n, maxWorkers) }
 func checkSize(fn, arg string, n, most int) {
 	if n < 1 || n > most {
 		panic(fmt.Sprintf("crew: %s: %s must be between 1 and %d, got %d", fn, arg, most, n))
-	}
-}
-
-// Resize changes the number of p's workers to n, while the pool runs.
-// Growing starts workers that take backlog jobs at once. Shrinking lets the
-// extra workers (the last ones) finish the jobs they hold and exit; it does
-// not wait for them, Wait does. The pool's bound follows the new size
-// (n×(1+the queue size)). Stats.PerWorker lists the workers that remain;
-// the jobs the retired ones ran stay counted in the totals. Resize after
-// Wait or Shutdown began does nothing. It panics if n is less than 1 or
-// more than 1<<24, or if p uses WithConsistentHash, whose keys are pinned
-// to its workers.
-func (p *Pool[T]) Resize(n int) {
-	if p == nil || p.refused == nil {
-		p.unmade("Pool.Resize")
-	}
-	checkWorkers("Resize", n)
-	if p.s.Pinned() {
-		panic("crew: Resize: a pool with WithConsistentHash keeps its workers: its keys are pinned to them")
-	}
-	p.resizing.Lock() // only Resize changes the workers
-	defer p.resizing.Unlock()
-	var now int64
-	if p.rec != nil {
-		now = p.clock()
-	}
-	kept, made, changed := p.s.Resize(n, now)
-	if !changed {
-		return
-	}
-	workers := slices.Clip((*p.workers.Load())[:kept])
-	for _, r := range made {
-		workers = append(workers, newWorker(p, r))
-	}
-	p.workers.Store(&workers)
-	for _, w := range workers[kept:] {
-		w.start()
 	}
 }

@@ -10,10 +10,6 @@ import (
 	"sync/atomic"
 )
 
-// ErrStopped is returned by Tell when the actor has stopped, and is the
-// reason of the dead letters it leaves queued when it stops.
-var ErrStopped = errors.New("crew: actor stopped")
-
 // A Ref is a handle on an actor: one goroutine that drains one mailbox,
 // calling the actor's handler for one message at a time. Create one with
 // Spawn; every method of a zero Ref, or of a nil *Ref, panics. A Ref is

@@ -10,12 +10,6 @@ import (
 	"sync/atomic"
 )
 
-// ErrNoRoutee is returned by a Router's Tell and Broadcast when it has no
-// live routee to send to, its routees having stopped on their own (after
-// the router's own Stop or Drain, they return ErrStopped); the caller still
-// has the message.
-var ErrNoRoutee = errors.New("crew: router has no live routee")
-
 // A Router sends each message to one of its routees, as its Strategy picks,
 // or to all of them with Broadcast. Create one over actors you spawned with
 // NewRouter, or let SpawnRouter spawn them. A Router is safe for concurrent

@@ -8,10 +8,9 @@ type prioItem[T any] struct {
 	seq uint64
 }
 
-// prioHeap is a binary heap of items: the one under a Priority mailbox,
-// ordered by less (then by seq among equals, if stable), and a keyed pool's
-// backlog, ordered by seq alone (less is nil). Its array comes from bufs and
-// goes back to it. Its owner guards it.
+// prioHeap is the binary heap of items under a Priority mailbox, ordered
+// by less (then by seq among equals, if stable). Its array comes from bufs
+// and goes back to it. Its owner guards it.
 type prioHeap[T any] struct {
 	h      []prioItem[T]
 	box    *queue.Slab[prioItem[T]] // holds h's array if it came from bufs
@@ -91,9 +90,6 @@ func (q *prioHeap[T]) before(i, j int) bool { return q.precedes(&q.h[i], &q.h[j]
 
 // precedes reports whether a must come out before b.
 func (q *prioHeap[T]) precedes(a, b *prioItem[T]) bool {
-	if q.less == nil {
-		return a.seq < b.seq
-	}
 	if q.less(a.msg, b.msg) {
 		return true
 	}
