@@ -137,7 +137,7 @@ const (
 	EventCompleted                  // a job that ran, or a message handled, failed or not
 	EventFailed                     // a job or a handler that returned an error, panicked or called runtime.Goexit
 	EventPanicked                   // a job or a handler that panicked (counted in Failed too)
-	EventSkipped                    // a pool's job skipped: its pool's or batch's context was done when it would have been dispatched
+	EventSkipped                    // a pool's job skipped: its pool's or batch's context was done when it would have been dispatched (PoolStats.Canceled counts the same jobs)
 	EventDropped                    // a pool's job or an actor's message that became a dead letter for another reason than a skip
 	EventReplaced                   // a pool's worker or an actor whose goroutine a runtime.Goexit ended, and a new goroutine took on
 )

@@ -21,7 +21,7 @@ type PoolStats struct {
 	Completed  int64 // jobs that ran, failed or not (Inline ones too)
 	Failed     int64 // jobs that returned an error, panicked or called runtime.Goexit (see below)
 	Panicked   int64 // jobs that panicked
-	Canceled   int64 // jobs skipped because the pool's context (or, for a batch's job, its batch's) was done when they would have been dispatched
+	Canceled   int64 // jobs skipped because the pool's context (or, for a batch's job, its batch's) was done when they would have been dispatched (the Recorder's EventSkipped counts the same jobs)
 	Dropped    int64 // jobs a backlog mailbox evicted (DropOldest)
 	Inline     int64 // jobs submitted by a job of the pool, or of one of its batches, while it was full, so run inline
 	Backlogged int64 // jobs that waited in the backlog, rather than going straight to an idle worker
