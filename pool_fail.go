@@ -21,27 +21,19 @@ func (p *Pool[T]) report(err error, f sched.Failure) {
 	}
 }
 
-// deadLetters delivers the dead letters of jobs that will never run, left
-// with target, then counts them out.
-func (p *Pool[T]) deadLetters(lost []sched.Grant[T, *owner[T]], target string, reason error) {
-	if len(lost) == 0 {
-		return
+// evicted delivers the dead letters of the jobs the backlog mailbox
+// evicted, and counts them for the Recorder, also if a sink calls
+// runtime.Goexit; the scheduler counts them out once it returns (see
+// sched.Config.OnLost).
+func (p *Pool[T]) evicted(lost []sched.Grant[T, *owner[T]]) (now int64) {
+	if p.rec != nil {
+		defer p.rec.Add(EventDropped, len(lost))
 	}
-	defer func() { // also if a sink calls runtime.Goexit: its jobs are gone either way
-		var now int64
-		if p.rec != nil {
-			p.rec.Add(EventDropped, len(lost))
-			now = p.clock()
-		}
-		p.s.Lost(lost, now)
-	}()
 	for i := range lost {
-		sendDeadLetter(lost[i].Owner().sink, &p.deadLog, DeadLetter{Message: lost[i].Job(), Target: target, Reason: reason})
+		sendDeadLetter(lost[i].Owner().sink, &p.deadLog, DeadLetter{Message: lost[i].Job(), Target: p.name, Reason: ErrEvicted})
 	}
-}
-
-// evictions delivers the dead letters of the jobs the backlog mailbox
-// evicted (see sched.Config.OnEvict).
-func (p *Pool[T]) evictions() {
-	p.deadLetters(p.s.Evicted(), p.name, ErrEvicted)
+	if p.rec != nil {
+		now = p.clock()
+	}
+	return now
 }

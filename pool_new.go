@@ -103,7 +103,7 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	if o.set&optFairWindow != 0 && !o.fairShare {
 		panic("crew: WithFairWindow sets how a pool WithFairShare credits quiet shares: give it WithFairShare too")
 	}
-	c := sched.Config[T, *owner[T]]{Workers: n, Fair: o.fairShare, OnEvict: p.evictions, Own: &p.own}
+	c := sched.Config[T, *owner[T]]{Workers: n, Fair: o.fairShare, OnLost: p.evicted, Own: &p.own}
 	if o.fairShare {
 		c.FairWindow = int64(DefaultFairWindow)
 		if o.set&optFairWindow != 0 {

@@ -42,7 +42,7 @@ func (s *Scheduler[T, B]) runAll(a *after[T, B]) {
 	}
 	if a.evictions {
 		a.evictions = false
-		s.onEvict()
+		s.evictions()
 	}
 }
 

@@ -2,8 +2,8 @@ package sched
 
 // The end of a pool: Shut closes it to new jobs and says when the last job
 // ended, Stop stops dispatching once its context ended, Dismiss stops the
-// workers; and Lost counts out the jobs the backlog evicted, once they
-// became dead letters.
+// workers; and the jobs the backlog evicted become dead letters, then are
+// counted out (evictions).
 
 // Ended counts how the jobs of a pool, or of a batch, ended.
 type Ended struct {
@@ -144,30 +144,36 @@ func (s *Scheduler[T, B]) SkippedOwn() bool {
 	return s.ownSkips > 0
 }
 
-// Evicted returns the jobs the backlog mailbox evicted since the last
-// call, for their dead letters (see Config.OnEvict), as grants: then Lost
-// counts them out.
-func (s *Scheduler[T, B]) Evicted() []Grant[T, B] {
+// evictions hands the jobs the backlog mailbox evicted to Config.OnLost,
+// for their dead letters, then counts them out, also if a dead-letter
+// sink ends the goroutine (runtime.Goexit): they are gone either way.
+// s.mu is not held.
+func (s *Scheduler[T, B]) evictions() {
 	s.mu.Lock()
 	jobs := s.evicted
 	s.evicted = nil
 	s.mu.Unlock()
+	if len(jobs) == 0 {
+		return
+	}
 	lost := make([]Grant[T, B], len(jobs))
 	for i, job := range jobs {
 		lost[i] = Grant[T, B]{job: job, f: &s.own.flow}
 	}
-	return lost
+	var now int64
+	defer s.lost(len(lost), &now)
+	now = s.onLost(lost)
 }
 
-// Lost counts out the jobs the backlog mailbox evicted (see Evicted), once
-// their dead letters were delivered. now is the pool's clock
-// (WithMetrics), or 0.
-func (s *Scheduler[T, B]) Lost(jobs []Grant[T, B], now int64) {
+// lost counts out n jobs that will never run, once their dead letters
+// were delivered; *now is the pool's clock as the pool returned from
+// OnLost (WithMetrics), or 0.
+func (s *Scheduler[T, B]) lost(n int, now *int64) {
 	var a after[T, B]
 	s.mu.Lock()
-	s.tick(now)
-	s.held -= len(jobs)
-	s.done.Dropped += int64(len(jobs))
+	s.tick(*now)
+	s.held -= n
+	s.done.Dropped += int64(n)
 	s.admit(&a)
 	s.feed(&a)
 	s.checkDrained()

@@ -27,9 +27,7 @@ func (s *Scheduler[T, B]) laneNext(w *Worker[T, B], ended bool, now int64, a *af
 		s.tick(now)
 	}
 	if ended {
-		if f := s.count(w); f != &s.own.flow && f.limit > 0 {
-			s.order.fix(f) // it may run another job now
-		}
+		s.countOut(w) // its flow may run another job now
 		if s.nblocked > 0 {
 			s.admit(a)
 		}

@@ -88,9 +88,9 @@ func (s *Scheduler[T, B]) WaitBatch(b *Owner[T, B], err error) Ended {
 	s.mu.Unlock()
 	refused.Refuse(err)
 	b.drained.Wait()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.finish(b)
+	// The job whose end let Wait return forgot b (see release): its
+	// counts change no more.
+	return b.done
 }
 
 // finish forgets b, once no job of it is held, and reports how its jobs
@@ -164,18 +164,13 @@ func (b *Owner[T, B]) seesDone() bool {
 // ctxErr is what a Submit of the batch gets once its context is done.
 func (b *Owner[T, B]) ctxErr() error { return CtxErr(b.ctx) }
 
-// ended counts out a job of the batch that a worker ran, or skipped. s.mu
-// is held.
-func (b *Owner[T, B]) ended(skipped bool, f Failure) {
-	b.done.ended(skipped, f)
-	b.release()
-}
-
-// release lets WaitBatch return once it began and no job of the batch is
-// held. s.mu is held.
-func (b *Owner[T, B]) release() {
+// release forgets b and lets WaitBatch return, once it began and no job
+// of the batch is held: WaitBatch need not take the lock again. s.mu is
+// held.
+func (s *Scheduler[T, B]) release(b *Owner[T, B]) {
 	if b.pending && b.held() == 0 {
 		b.pending = false
+		s.finish(b)
 		b.drained.Done()
 	}
 }

@@ -90,7 +90,7 @@ type Scheduler[T, B any] struct {
 	keyed     *keys.Table[T, flow[T, B]] // WithKey: a flow per key with jobs, each with a limit of 1
 	pin       keys.Pin[T]                // WithConsistentHash: jobs queue at their key's worker
 	perWorker int                        // the bound per worker (see Config), which Resize keeps
-	onEvict   func()                     // called once the lock is released, when the backlog evicted jobs
+	onLost    func([]Grant[T, B]) int64  // Config.OnLost
 	bufs      *queue.Slabs[queued[T, B]]
 
 	workers  []*Worker[T, B]         // every worker but the retired ones, in order
@@ -131,9 +131,11 @@ type Config[T, B any] struct {
 	// Stamp makes every job carry when it was accepted (Offer's at, or for a
 	// Submit that blocked, the latest clock reading reported).
 	Stamp bool
-	// OnEvict is called, once the lock is released, after the backlog
-	// evicted jobs: it takes them with Evicted.
-	OnEvict func()
+	// OnLost delivers the dead letters of jobs that will never run, those
+	// the backlog mailbox evicted, once the lock is released, and returns
+	// the pool's clock (WithMetrics), or 0. The scheduler counts the jobs
+	// out once it returns, or once a dead-letter sink ends the goroutine.
+	OnLost func(lost []Grant[T, B]) (now int64)
 	// Own is the owner of the pool's own jobs, which their grants carry
 	// (see Own).
 	Own B
@@ -164,7 +166,7 @@ func (s *Scheduler[T, B]) Init(c Config[T, B]) {
 	s.own.flow = flow[T, B]{q: queue.RingOf(s.bufs), owner: c.Own, fifo: !c.Fair}
 	s.perWorker = c.PerWorker
 	s.limit = bound(c.Workers, c.PerWorker)
-	s.onEvict, s.stamp = c.OnEvict, c.Stamp
+	s.onLost, s.stamp = c.OnLost, c.Stamp
 	s.idle.firstIdle = c.FirstIdle
 	if c.Fair {
 		s.fair = newFairness(&s.own.flow, c.FairWindow, c.Workers)
@@ -225,37 +227,42 @@ func (s *Scheduler[T, B]) Workers() []*Worker[T, B] {
 func (s *Scheduler[T, B]) Offer(job T, b *Owner[T, B], mode Mode, at int64, stop error) (Verdict, Ticket[T, B], error) {
 	own := &s.own
 	s.mu.Lock()
-	if s.lane && stop == nil && s.held < s.limit && s.nblocked == 0 && b.flow.fifo && (b == own || !b.closed() && !b.seesDone()) {
-		// The fast lane, with room, for a job of the pool's own or of a
-		// batch without a limit (fifo): what lanePlace does, flat.
-		f := &b.flow
-		s.held++
-		if s.nidle > 0 && own.flow.q.Len() == 0 && len(s.order.h) == 0 {
-			w := s.takeIdle()
-			s.running++
-			s.countRun(f, 1)
-			w.job, w.start = Grant[T, B]{job: job, f: f, at: at}, max(at, s.now)
-			s.mu.Unlock()
-			w.wake <- struct{}{}
-			return Accepted, Ticket[T, B]{}, nil
-		}
-		s.seq++
-		own.flow.q.Push(queued[T, B]{job: job, seq: s.seq, at: at, f: f})
-		f.waiting++
-		s.queuedIn++
-		s.mu.Unlock()
-		return Accepted, Ticket[T, B]{}, nil
+	if !s.lane || stop != nil || s.held >= s.limit || s.nblocked > 0 || b != own && (b.closed() || b.seesDone()) {
+		return s.offerSlow(job, b, mode, at, stop)
 	}
-	if s.lane && stop == nil && s.held < s.limit && s.nblocked == 0 && b != own && !b.closed() && !b.seesDone() {
-		// The fast lane, with room, for a job of a batch with a limit.
-		s.held++
+	// The fast lane, with room.
+	s.held++
+	f := &b.flow
+	if !f.fifo {
+		// A job of a batch with a limit.
 		var a after[T, B]
-		s.lanePlace(task[T, B]{job: job, f: &b.flow, at: at}, &a)
+		s.lanePlace(task[T, B]{job: job, f: f, at: at}, &a)
 		s.mu.Unlock()
 		s.run(&a)
 		return Accepted, Ticket[T, B]{}, nil
 	}
-	return s.offerSlow(job, b, mode, at, stop)
+	// A job of the pool's own or of a batch without a limit (fifo): what
+	// lanePlace does, flat.
+	if s.nidle > 0 && own.flow.q.Len() == 0 && len(s.order.h) == 0 {
+		w := s.takeIdle()
+		s.running++
+		if b != own {
+			f.running++
+		}
+		w.job = Grant[T, B]{job: job, f: f, at: at}
+		if s.stamp {
+			w.start = max(at, s.now)
+		}
+		s.mu.Unlock()
+		w.wake <- struct{}{}
+		return Accepted, Ticket[T, B]{}, nil
+	}
+	s.seq++
+	own.flow.q.Push(queued[T, B]{job: job, seq: s.seq, at: at, f: f})
+	f.waiting++
+	s.queuedIn++
+	s.mu.Unlock()
+	return Accepted, Ticket[T, B]{}, nil
 }
 
 // What a worker does after next.
@@ -282,7 +289,7 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 		front = s.blocked.Front()
 	}
 	if s.lane && stop == nil && !w.retired && len(s.order.h) == 0 &&
-		(!ended || w.job.f.fifo) && (front == nil || front.Msg.f == own || front.Msg.f.fifo && !front.Msg.f.batch.seesDone()) {
+		(!ended || w.job.f == own || w.job.f.fifo) && (front == nil || front.Msg.f == own || front.Msg.f.fifo && !front.Msg.f.batch.seesDone()) {
 		// The fast lane, with the jobs of the pool's own and of batches
 		// without a limit alone, all in the pool's own queue: what
 		// laneNext does, flat (the order's heap is empty, and read in
@@ -297,11 +304,13 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 				s.running--
 				s.held--
 				s.done.Completed++
-				s.done.failed(w.failure)
-				w.failure = NoFailure
+				if w.failure != NoFailure {
+					s.done.failed(w.failure)
+					w.failure = NoFailure
+				}
 				w.handled++
 			} else {
-				s.count(w) // a batch's: its batch counts it out, and its Wait may return
+				s.countOut(w) // a batch's: its batch counts it out, and its Wait may return
 			}
 			if front != nil && s.held < s.limit {
 				// The room goes to the oldest blocked Submit: no worker
@@ -333,7 +342,10 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 				}
 			}
 			s.running++
-			w.job, w.start = Grant[T, B]{job: e.job, f: f, at: e.at, skip: skip}, max(e.at, s.now)
+			w.job = Grant[T, B]{job: e.job, f: f, at: e.at, skip: skip}
+			if s.stamp {
+				w.start = max(e.at, s.now)
+			}
 			st = runNext
 		} else {
 			w.job = Grant[T, B]{}

@@ -33,7 +33,7 @@ func (s *Scheduler[T, B]) count(w *Worker[T, B]) *flow[T, B] {
 	}
 	switch {
 	case f.batch != nil:
-		f.batch.ended(skipped, w.failure)
+		f.batch.done.ended(skipped, w.failure)
 	case skipped:
 		s.ownSkips++
 	}
@@ -175,11 +175,22 @@ func (s *Scheduler[T, B]) end(w *Worker[T, B], ran int64, a *after[T, B]) {
 			b.ran += ran
 		}
 	}
-	s.settle(s.count(w))
+	s.countOut(w)
 	if s.nblocked > 0 {
 		s.admit(a)
 	}
 	s.checkDrained()
+}
+
+// countOut counts out the job worker w ended, puts its flow where it
+// belongs, and, if it was the last job of a batch whose WaitBatch began,
+// forgets the batch and lets WaitBatch return. s.mu is held.
+func (s *Scheduler[T, B]) countOut(w *Worker[T, B]) {
+	f := s.count(w)
+	s.settle(f)
+	if b := f.batch; b != nil {
+		s.release(b)
+	}
 }
 
 // settle puts flow f where it belongs once one of its jobs left its
