@@ -61,7 +61,9 @@ func (e *errorSet) result(all bool) error {
 	return l.err
 }
 
-// echoes reports whether err only echoes the end of ctx.
+// echoes reports whether err only echoes the end of ctx: ctx is done, and
+// err is, or wraps, context.Canceled or context.DeadlineExceeded. The one
+// test of it, for an owner's errors, Map's and the ordered streams'.
 func echoes(err error, ctx context.Context) bool {
 	return ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 }

@@ -64,7 +64,7 @@ func results[R any](ctx context.Context, out []R, err, refused error) ([]R, erro
 	if err == nil {
 		err = refused // ctx ended, or the pool closed, before every input was submitted
 	}
-	if err != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+	if err != nil && echoes(err, ctx) {
 		err = context.Cause(ctx)
 	}
 	return out, err

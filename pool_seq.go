@@ -54,13 +54,10 @@ func MapSeq[T, R any](ctx context.Context, workers int, inputs iter.Seq[T], f fu
 	checkWorkers("MapSeq", workers)
 	o := collect(opts)
 	o.only("MapSeq", streamPoolOpts)
-	window := windowOf(&o, workers)
 	return func(yield func(R, error) bool) {
-		sctx, stop := context.WithCancelCause(ctx)
-		p := ownPool(o, sctx, workers, window)
-		r := newSeqRun(ctx, p.ctx, p.ctx, window, f, p.noRecovery, p.Submit, p.Wait)
-		defer r.end(stop)
-		r.run(sctx, inputs, yield)
+		r := newSeqRun(ctx, ownHost(ctx, workers, o), f)
+		defer r.end()
+		r.run(inputs, yield)
 	}
 }
 
@@ -85,13 +82,9 @@ func MapSeqBatch[T, R any](ctx context.Context, p *Pool[Job], inputs iter.Seq[T]
 	o := collect(opts)
 	o.only("MapSeqBatch", streamBatchOpts)
 	return func(yield func(R, error) bool) {
-		sctx, stop := context.WithCancelCause(ctx)
-		bo := o
-		bo.deadLetters = stopOn(stop)
-		b, bctx := p.openBatch(sctx, &bo)
-		r := newSeqRun(ctx, bctx, p.ctx, windowOf(&o, p.s.Counts().Live), f, p.noRecovery, b.Submit, b.Wait)
-		defer r.end(stop)
-		r.run(sctx, inputs, yield)
+		r := newSeqRun(ctx, batchHost(ctx, p, o), f)
+		defer r.end()
+		r.run(inputs, yield)
 	}
 }
 
@@ -126,30 +119,24 @@ type seqSlot[T, R any] struct {
 // slot. The loop finds a result ready without a lock or a channel, and
 // sleeps only when the oldest result is not.
 type seqRun[T, R any] struct {
-	ctx    context.Context // the caller's
-	jctx   context.Context // the jobs' context: the first error, or ctx's end, ends it
-	pctx   context.Context // the pool's context: jctx for MapSeq
-	f      func(context.Context, T) (R, error)
-	submit func(context.Context, Job) error // the pool's, or the batch's
-	wait   func() error                     // the pool's, or the batch's Wait
+	ctx  context.Context // the caller's
+	host streamHost      // the stream's pool (MapSeq), or its batch (MapSeqBatch): the first error, or ctx's end, ends its jobs' context
+	f    func(context.Context, T) (R, error)
 
 	win        *chain[seqSlot[T, R]]
 	head, tail place[seqSlot[T, R]] // the oldest input taken and not yet yielded, and where the next goes
 	held       int                  // the inputs taken and not yet yielded
-	window     int                  // the most inputs held
 	waited     bool                 // wait returned: every input taken has ended or been skipped
 	waitErr    error                // what wait returned
 	over       bool                 // the iteration ended: an error was yielded, or yield returned false
-	noRecovery bool
 
 	waiting atomic.Pointer[seqSlot[T, R]] // the slot the loop waits for, or nil
 	wake    chan struct{}                 // wakes the loop once the slot it waits for is done
 }
 
-func newSeqRun[T, R any](ctx, jctx, pctx context.Context, window int, f func(context.Context, T) (R, error), noRecovery bool, submit func(context.Context, Job) error, wait func() error) *seqRun[T, R] {
-	r := &seqRun[T, R]{ctx: ctx, jctx: jctx, pctx: pctx, f: f, submit: submit, wait: wait,
-		window: window, noRecovery: noRecovery, wake: make(chan struct{}, 1)}
-	r.win, r.tail = newChain(window, func(s *seqSlot[T, R]) {
+func newSeqRun[T, R any](ctx context.Context, host streamHost, f func(context.Context, T) (R, error)) *seqRun[T, R] {
+	r := &seqRun[T, R]{ctx: ctx, host: host, f: f, wake: make(chan struct{}, 1)}
+	r.win, r.tail = newChain(host.window, func(s *seqSlot[T, R]) {
 		s.job = func(ctx context.Context) error { return r.call(ctx, s) }
 	})
 	r.head = r.tail
@@ -167,7 +154,7 @@ func (r *seqRun[T, R]) call(ctx context.Context, s *seqSlot[T, R]) (err error) {
 		if returned {
 			return
 		}
-		if r.noRecovery {
+		if r.host.noRecovery {
 			return // a panic on its way to crash the process, or runtime.Goexit: the pool fails the job, and drain finds it not done
 		}
 		if v := recover(); v != nil {
@@ -200,7 +187,7 @@ func (r *seqRun[T, R]) finish(s *seqSlot[T, R]) {
 
 // run takes inputs and yields their results, until inputs end or the
 // iteration does.
-func (r *seqRun[T, R]) run(sctx context.Context, inputs iter.Seq[T], yield func(R, error) bool) {
+func (r *seqRun[T, R]) run(inputs iter.Seq[T], yield func(R, error) bool) {
 	inputs(func(in T) bool {
 		if r.over {
 			return false // an iterator that goes on after yield returned false
@@ -211,7 +198,7 @@ func (r *seqRun[T, R]) run(sctx context.Context, inputs iter.Seq[T], yield func(
 		}
 		s, after := r.win.fill(r.tail)
 		s.in = in
-		if err := r.submit(sctx, s.job); err != nil {
+		if err := r.host.submit(r.host.base, s.job); err != nil {
 			r.refuse(yield, err)
 			return false
 		}
@@ -219,7 +206,7 @@ func (r *seqRun[T, R]) run(sctx context.Context, inputs iter.Seq[T], yield func(
 		r.held++
 		// Yield what is ready, and wait for room in the window before
 		// reading the next input: the stream holds at most the window.
-		for r.ready() || r.held == r.window {
+		for r.ready() || r.held == r.host.window {
 			if !r.next(yield) {
 				return false
 			}
@@ -253,7 +240,7 @@ func (r *seqRun[T, R]) next(yield func(R, error) bool) bool {
 		}
 		select {
 		case <-r.wake: // s is done, or a wake left from an earlier wait: look again
-		case <-r.jctx.Done():
+		case <-r.host.jobs.Done():
 			r.waiting.Store(nil)
 			return r.drain(yield)
 		}
@@ -289,7 +276,7 @@ func (r *seqRun[T, R]) yield(s *seqSlot[T, R], yield func(R, error) bool) bool {
 // input taken succeeded.
 func (r *seqRun[T, R]) drain(yield func(R, error) bool) bool {
 	if !r.waited {
-		r.waitErr, r.waited = r.wait(), true
+		r.waitErr, r.waited = r.host.wait(), true
 	}
 	for r.held > 0 {
 		s := r.win.at(r.head)
@@ -308,7 +295,7 @@ func (r *seqRun[T, R]) drain(yield func(R, error) bool) bool {
 // the results done before, and an error in the place of the first input
 // that did not succeed, the refused one at the latest.
 func (r *seqRun[T, R]) refuse(yield func(R, error) bool, err error) {
-	err = whyRefused(err, r.jctx, r.pctx) // before drain, whose wait ends the batch's context
+	err = whyRefused(err, r.host.jobs, r.host.pool) // before drain, whose wait ends the batch's context
 	if r.drain(yield) {
 		r.fail(yield, r.causeOf(err))
 	}
@@ -322,7 +309,7 @@ func (r *seqRun[T, R]) unrun() error {
 		err = context.Cause(r.ctx)
 	}
 	if err == nil {
-		err = context.Cause(r.jctx)
+		err = context.Cause(r.host.jobs)
 	}
 	return r.causeOf(err)
 }
@@ -331,8 +318,8 @@ func (r *seqRun[T, R]) unrun() error {
 // end (an input stopped by ctx's end, or by another input's error, which
 // is then the cause), as Map reports it.
 func (r *seqRun[T, R]) causeOf(err error) error {
-	if r.jctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
-		return context.Cause(r.jctx)
+	if echoes(err, r.host.jobs) {
+		return context.Cause(r.host.jobs)
 	}
 	return err
 }
@@ -347,10 +334,10 @@ func (r *seqRun[T, R]) fail(yield func(R, error) bool, err error) {
 
 // end ends the stream as its loop ends, however it ends: it cancels the
 // jobs still running or queued, and waits for them.
-func (r *seqRun[T, R]) end(stop context.CancelCauseFunc) {
-	stop(errBroke)
+func (r *seqRun[T, R]) end() {
+	r.host.stop(errBroke)
 	if !r.waited {
 		r.waited = true
-		r.waitErr = r.wait()
+		r.waitErr = r.host.wait()
 	}
 }

@@ -50,17 +50,11 @@ type StreamTask = func(ctx context.Context) (callback func() error, err error)
 // Wait.
 type Stream struct {
 	// Set as the stream is made, then only read.
-	submit  func(context.Context, Job) error // the pool's Submit (NewStream), or the batch's
-	wait    func() error                     // the pool's Wait, or the batch's
-	own     bool                             // the pool is the stream's own (NewStream): it closes only as Wait ends
-	stop    context.CancelCauseFunc          // cancels what the batch's context derives from (NewStreamBatch), or nil
-	ctx     context.Context                  // the tasks' context: the pool's, or the batch's
-	caller  context.Context                  // what the tasks' context derives from
-	noPanic bool                             // WithoutPanicRecovery on the stream's pool: panics are not recovered
-	window  int                              // the most tasks held (see WithWindow)
-	win     *chain[streamSlot]               // the tasks' slots, from the head to the tail
-	room    chan struct{}                    // signals a Submit waiting for room that callbacks ran
-	hooks   *streamHooks                     // tests only: holds a job where two deliverers race (see ended, deliver); nil otherwise
+	host   streamHost         // its pool (NewStream), or its batch (NewStreamBatch)
+	caller context.Context    // what the tasks' context derives from
+	win    *chain[streamSlot] // the tasks' slots, from the head to the tail
+	room   chan struct{}      // signals a Submit waiting for room that callbacks ran
+	hooks  *streamHooks       // tests only: holds a job where two deliverers race (see ended, deliver); nil otherwise
 
 	// Written as the stream ends.
 	refused atomic.Pointer[error] // why Submit refused a task once the stream was over (see refusal), for Wait
@@ -132,11 +126,7 @@ func NewStream(ctx context.Context, workers int, opts ...Option) *Stream {
 	checkWorkers("NewStream", workers)
 	o := collect(opts)
 	o.only("NewStream", streamPoolOpts)
-	window := windowOf(&o, workers)
-	p := ownPool(o, ctx, workers, window)
-	s := newStream(p.ctx, ctx, window, p.noRecovery, p.Submit, p.Wait)
-	s.own = true
-	return s
+	return newStream(ctx, ownHost(ctx, workers, o))
 }
 
 // NewStreamBatch starts a Stream as one batch of the shared pool p: its
@@ -161,28 +151,19 @@ func NewStreamBatch(ctx context.Context, p *Pool[Job], opts ...Option) *Stream {
 	}
 	o := collect(opts)
 	o.only("NewStreamBatch", streamBatchOpts)
-	sctx, stop := context.WithCancelCause(ctx)
-	o.deadLetters = stopOn(stop)
-	b, bctx := p.openBatch(sctx, &o)
-	s := newStream(bctx, ctx, windowOf(&o, p.s.Counts().Live), p.noRecovery, b.Submit, b.Wait)
-	s.stop = stop
-	return s
+	return newStream(ctx, batchHost(ctx, p, o))
 }
 
-// newStream makes a stream whose tasks receive jctx, which derives from
-// ctx, and run as jobs given to submit, which wait awaits.
-func newStream(jctx, ctx context.Context, window int, noPanic bool, submit func(context.Context, Job) error, wait func() error) *Stream {
+// newStream makes a stream whose tasks run as jobs of host, with a
+// context that derives from ctx.
+func newStream(ctx context.Context, host streamHost) *Stream {
 	s := &Stream{
-		submit:   submit,
-		wait:     wait,
-		ctx:      jctx,
+		host:     host,
 		caller:   ctx,
-		noPanic:  noPanic,
 		turnFree: make(chan struct{}, 1),
 		room:     make(chan struct{}, 1),
-		window:   window,
 	}
-	s.win, s.tail = newChain(window, func(slot *streamSlot) {
+	s.win, s.tail = newChain(host.window, func(slot *streamSlot) {
 		slot.job = func(ctx context.Context) error { return s.run(ctx, slot) }
 	})
 	s.front = s.tail
@@ -202,7 +183,7 @@ func newStream(jctx, ctx context.Context, window int, noPanic bool, submit func(
 // ErrBatchClosed; and the pool's refusal (ErrPoolClosed for a shared pool
 // whose Wait has begun). Submit panics if ctx or task is nil.
 func (s *Stream) Submit(ctx context.Context, task StreamTask) error {
-	if s == nil || s.submit == nil {
+	if s == nil || s.host.submit == nil {
 		s.unmade("Submit")
 	}
 	if ctx == nil {
@@ -223,7 +204,7 @@ func (s *Stream) Submit(ctx context.Context, task StreamTask) error {
 	}
 	slot, after := s.win.fill(s.tail)
 	slot.task, slot.seq = task, s.next
-	if err := s.submit(ctx, slot.job); err != nil {
+	if err := s.host.submit(ctx, slot.job); err != nil {
 		slot.task = nil
 		return s.refusal(ctx, err)
 	}
@@ -245,8 +226,8 @@ func (s *Stream) take(ctx context.Context) error {
 		case <-s.turnFree: // the turn was given back: try again (a signal left for a Submit that gave up only costs a try)
 		case <-ctx.Done():
 			return s.refusal(ctx, ctx.Err()) // which counts the task lost if the stream's context ended too
-		case <-s.ctx.Done():
-			return s.refusal(ctx, s.ctx.Err())
+		case <-s.host.jobs.Done():
+			return s.refusal(ctx, s.host.jobs.Err())
 		}
 	}
 	return nil
@@ -272,7 +253,7 @@ func (s *Stream) giveTurn() {
 // a producer ahead of the workers is woken once per quarter window, not
 // once per task, and then submits that many at once.
 func (s *Stream) roomFor(ctx context.Context) error {
-	window := int64(s.window)
+	window := int64(s.host.window)
 	for s.next-s.head.Load() >= window {
 		s.want.Store(s.next - window + max(1, window/4)) // before waiting: see want
 		s.waiting.Store(true)
@@ -284,8 +265,8 @@ func (s *Stream) roomFor(ctx context.Context) error {
 		case <-s.room: // callbacks ran: look again (a signal left by a Submit that gave up only costs a look)
 		case <-ctx.Done():
 			return s.refusal(ctx, ctx.Err()) // which counts the task lost if the stream's context ended too
-		case <-s.ctx.Done():
-			return s.refusal(ctx, s.ctx.Err())
+		case <-s.host.jobs.Done():
+			return s.refusal(ctx, s.host.jobs.Err())
 		}
 	}
 	return nil
@@ -299,7 +280,7 @@ func (s *Stream) roomFor(ctx context.Context) error {
 // ended by then (see Wait), and one refused because Wait began is not.
 func (s *Stream) refusal(ctx context.Context, err error) error {
 	switch {
-	case s.closing.Load() || s.own && errors.Is(err, ErrPoolClosed):
+	case s.closing.Load() || s.host.own && errors.Is(err, ErrPoolClosed):
 		// Wait began (a NewStream's pool closes only as its Wait ends),
 		// and its end cancels the stream's context: a Submit that ran
 		// into it is refused as after Wait, not lost.
@@ -309,12 +290,12 @@ func (s *Stream) refusal(ctx context.Context, err error) error {
 	case errors.Is(err, ErrPoolClosed):
 		s.lost(err)
 		return err
-	case s.ctx.Err() != nil:
-		s.lost(context.Cause(s.ctx))
+	case s.host.jobs.Err() != nil:
+		s.lost(context.Cause(s.host.jobs))
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return context.Cause(s.ctx)
+		return context.Cause(s.host.jobs)
 	case ctx.Err() != nil:
 		// Either the caller gave this task up and the stream goes on, or
 		// ctx is (or derives from) what the stream's context derives from,
@@ -364,15 +345,13 @@ func (s *Stream) lostReason() error {
 // same. A Submit that runs into Wait returns ErrBatchClosed, and its task
 // is not counted as lost.
 func (s *Stream) Wait() error {
-	if s == nil || s.submit == nil {
+	if s == nil || s.host.submit == nil {
 		s.unmade("Wait")
 	}
 	s.closing.Store(true) // before the pool's or the batch's Wait, which cancels the stream's context as it ends
 	s.waited.Do(func() {
-		err := s.wait()
-		if s.stop != nil {
-			s.stop(nil) // releases the context the batch's derives from
-		}
+		err := s.host.wait()
+		s.host.stop(nil) // releases the context the pool's, or the batch's, derives from
 		_, s.result = results[struct{}](s.caller, nil, err, s.lostReason())
 	})
 	return s.result

@@ -18,7 +18,7 @@ func (s *Stream) run(ctx context.Context, slot *streamSlot) (err error) {
 		if returned {
 			return
 		}
-		if !s.noPanic {
+		if !s.host.noRecovery {
 			if v := recover(); v != nil {
 				err = panicked("job", panics.NewRecovered(1, v))
 				s.ended(slot, seq, nil, err)
@@ -121,7 +121,7 @@ func (s *Stream) callback(cb func() error) (err error) {
 		if returned {
 			return
 		}
-		if !s.noPanic {
+		if !s.host.noRecovery {
 			if v := recover(); v != nil {
 				err = panicked("callback", panics.NewRecovered(1, v))
 				return
