@@ -86,12 +86,11 @@ type Pool[T any] struct {
 	replaced atomic.Int64 // workers whose goroutine was replaced, read by Stats
 	submits  atomic.Int64 // WithMetrics: Submits under way; and closing once Wait stopped every worker (see closeMetrics)
 
-	deadLog    sparse                       // the dead letters logged without a sink, its batches' included (see sendDeadLetter)
-	goroutines sync.WaitGroup               // the workers' goroutines
-	workers    atomic.Pointer[[]*worker[T]] // the workers but the retired ones, in order, as the scheduler has them
-	resizing   sync.Mutex                   // serializes Resize, and Wait's stop of the workers
-	unwatch    func() bool                  // stops the watch of ctx that refuses the blocked Submits once it ends
-	refused    chan struct{}                // closed once that watch has refused them
+	deadLog    sparse         // the dead letters logged without a sink, its batches' included (see sendDeadLetter)
+	goroutines sync.WaitGroup // the workers' goroutines
+	resizing   sync.Mutex     // serializes Resize, and Wait's stop of the workers: a worker Resize made is started before Wait stops them
+	unwatch    func() bool    // stops the watch of ctx that refuses the blocked Submits once it ends
+	refused    chan struct{}  // closed once that watch has refused them
 
 	waitOnce sync.Once
 	result   error

@@ -153,15 +153,10 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		p.stamp = p.rec != nil && c.Backlog == nil
 		c.Stamp = p.stamp
 	}
+	c.Name = p.name
 	p.s.Init(c)
-	records := p.s.Workers()
-	workers := make([]*worker[T], len(records))
-	for i, r := range records {
-		workers[i] = newWorker(p, r)
-	}
-	p.workers.Store(&workers)
-	for _, w := range workers {
-		w.start()
+	for _, r := range p.s.Workers() {
+		newWorker(p, r).start()
 	}
 	p.unwatch = context.AfterFunc(p.ctx, p.refuseAll)
 	return p

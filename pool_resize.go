@@ -1,7 +1,5 @@
 package crew
 
-import "slices"
-
 // Resize changes the number of p's workers to n, while the pool runs.
 // Growing starts workers that take backlog jobs at once. Shrinking lets the
 // extra workers (the last ones) finish the jobs they hold and exit; it does
@@ -25,16 +23,8 @@ func (p *Pool[T]) Resize(n int) {
 	if p.rec != nil {
 		now = p.clock()
 	}
-	kept, made, changed := p.s.Resize(n, now)
-	if !changed {
-		return
-	}
-	workers := slices.Clip((*p.workers.Load())[:kept])
+	_, made, _ := p.s.Resize(n, now)
 	for _, r := range made {
-		workers = append(workers, newWorker(p, r))
-	}
-	p.workers.Store(&workers)
-	for _, w := range workers[kept:] {
-		w.start()
+		newWorker(p, r).start()
 	}
 }

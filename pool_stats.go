@@ -1,5 +1,7 @@
 package crew
 
+import "github.com/crewlib/crew/internal/sched"
+
 // PoolStats is a snapshot of a pool's counters, from Pool.Stats, its
 // batches' jobs included (those a batch's job ran inline too), and the
 // retired workers' (Resize) in the totals. It counts the same jobs as the
@@ -7,11 +9,10 @@ package crew
 // Canceled and Dropped equal the Recorder's EventSubmitted,
 // EventCompleted, EventFailed, EventPanicked, EventSkipped and
 // EventDropped, and Replaced the Recorder's EventReplaced. The totals are
-// read at one instant; while the pool runs,
-// PerWorker is read after them (the jobs each worker ran at a second
-// instant, the jobs its jobs ran inline one worker after another), so it
-// may disagree with them by the few jobs that ended meanwhile. After Wait
-// every figure is exact.
+// read at one instant (Replaced just before); while the pool runs,
+// PerWorker is read after them, at a second instant, so it may disagree
+// with them by the few jobs that ended meanwhile. After Wait every figure
+// is exact.
 type PoolStats struct {
 	Workers    int   // workers: those not retired by Resize
 	Queued     int   // jobs waiting to be dispatched: in the backlog, or behind their key (WithKey) or at their worker (WithConsistentHash)
@@ -59,14 +60,10 @@ func (p *Pool[T]) Stats() PoolStats {
 		Backlogged: c.Backlogged, Keys: c.Keys, Replaced: p.replaced.Load(),
 	}
 	s.Submitted = s.Completed + s.Canceled + s.Dropped + int64(s.Queued+s.Running)
-	workers := *p.workers.Load()
-	handled := p.s.Handled(make([]int64, 0, len(workers)))
-	s.PerWorker = make([]WorkerStats, len(workers))
-	for i, w := range workers {
-		s.PerWorker[i] = WorkerStats{Name: w.name, Queued: w.rec.Queued(), Handled: w.inline.Load()}
-		if i < len(handled) { // a Resize under way may have changed the workers meanwhile
-			s.PerWorker[i].Handled += handled[i]
-		}
+	per := p.s.PerWorker(make([]sched.WorkerCount, 0, s.Workers))
+	s.PerWorker = make([]WorkerStats, len(per))
+	for i, w := range per {
+		s.PerWorker[i] = WorkerStats{Name: w.Name, Queued: w.Queued, Handled: w.Handled + w.Inline}
 	}
 	return s
 }

@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"sync/atomic"
 	"time"
 
 	"github.com/sourcegraph/conc/panics"
@@ -24,9 +23,6 @@ type worker[T any] struct {
 	pool *Pool[T]
 	rec  *sched.Worker[T, *owner[T]] // the scheduler's record of the worker
 	ctx  context.Context             // the pool's context, marked as this worker's
-	name string                      // the pool's name, "-", its index
-
-	inline atomic.Int64 // jobs the pool's own jobs it ran ran inline (the scheduler counts those it ran itself)
 
 	// Used by the worker's goroutine only.
 	g          *sched.Grant[T, *owner[T]] // the job it holds: given to it, and run once started is set
@@ -50,7 +46,7 @@ type worker[T any] struct {
 type workerKey struct{}
 
 func newWorker[T any](p *Pool[T], r *sched.Worker[T, *owner[T]]) *worker[T] {
-	w := &worker[T]{pool: p, rec: r, name: p.name + "-" + strconv.Itoa(r.Index()), every: yieldEvery}
+	w := &worker[T]{pool: p, rec: r, every: yieldEvery}
 	w.ctx = context.WithValue(p.ctx, workerKey{}, w)
 	return w
 }
@@ -200,7 +196,7 @@ func (w *worker[T]) skip(g *sched.Grant[T, *owner[T]]) {
 		r.Add(EventSkipped, 1) // before the sink, which may call runtime.Goexit
 	}
 	if sink != nil {
-		sink(DeadLetter{Message: g.Job(), Target: w.name, Reason: w.pool.s.Cause(g)})
+		sink(DeadLetter{Message: g.Job(), Target: w.rec.Name, Reason: w.pool.s.Cause(g)})
 	}
 }
 
@@ -231,7 +227,7 @@ func (o *owner[T]) finishInline(w *worker[T], err *error, returned *bool) {
 		v = recover()
 	}
 	if w != nil {
-		w.inline.Add(1)
+		w.rec.Inline.Add(1)
 	}
 	switch {
 	case v != nil:

@@ -25,7 +25,7 @@ func (s *Scheduler[T, B]) Resize(n int, now int64) (kept int, made []*Worker[T, 
 		grown = make([]*Worker[T, B], len(workers), n)
 		copy(grown, workers)
 		for len(grown) < n {
-			grown = append(grown, newWorker[T, B](len(grown)))
+			grown = append(grown, newWorker[T, B](len(grown), s.name))
 		}
 		room = s.idle.room(n)
 	}

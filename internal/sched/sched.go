@@ -90,6 +90,7 @@ type Scheduler[T, B any] struct {
 	keyed     *keys.Table[T, flow[T, B]] // WithKey: a flow per key with jobs, each with a limit of 1
 	pin       keys.Pin[T]                // WithConsistentHash: jobs queue at their key's worker
 	perWorker int                        // the bound per worker (see Config), which Resize keeps
+	name      string                     // Config.Name
 	onLost    func([]Grant[T, B]) int64  // Config.OnLost
 	bufs      *queue.Slabs[queued[T, B]]
 
@@ -139,6 +140,8 @@ type Config[T, B any] struct {
 	// Own is the owner of the pool's own jobs, which their grants carry
 	// (see Own).
 	Own B
+	// Name is the pool's name, which its workers' names begin with.
+	Name string
 }
 
 // A Mailbox is the backlog of a pool made WithMailbox, called under the
@@ -164,7 +167,7 @@ func (s *Scheduler[T, B]) Init(c Config[T, B]) {
 	s.bufs = queue.Shared[queue.Slabs[queued[T, B]]]()
 	s.order = newOrder[T, B]()
 	s.own.flow = flow[T, B]{q: queue.RingOf(s.bufs), owner: c.Own, fifo: !c.Fair}
-	s.perWorker = c.PerWorker
+	s.perWorker, s.name = c.PerWorker, c.Name
 	s.limit = bound(c.Workers, c.PerWorker)
 	s.onLost, s.stamp = c.OnLost, c.Stamp
 	s.idle.firstIdle = c.FirstIdle
@@ -187,7 +190,7 @@ func (s *Scheduler[T, B]) Init(c Config[T, B]) {
 	}
 	s.workers = make([]*Worker[T, B], c.Workers)
 	for i := range s.workers {
-		s.workers[i] = newWorker[T, B](i)
+		s.workers[i] = newWorker[T, B](i, c.Name)
 	}
 	s.idle.init(c.Workers)
 	s.reopen()

@@ -37,13 +37,22 @@ func (s *Scheduler[T, B]) Counts() Counts {
 	return c
 }
 
-// Handled appends to dst how many jobs each worker ran (but the retired
-// ones), in order, read at one instant, in O(workers), and returns dst.
-func (s *Scheduler[T, B]) Handled(dst []int64) []int64 {
+// A WorkerCount is one worker's part of the pool's Stats.
+type WorkerCount struct {
+	Name    string
+	Handled int64 // jobs it ran
+	Inline  int64 // jobs the pool's own jobs it ran ran inline
+	Queued  int   // jobs queued at it (WithConsistentHash)
+}
+
+// PerWorker appends to dst each worker's counts (but the retired ones'),
+// in order, the jobs each ran read at one instant, in O(workers), and
+// returns dst.
+func (s *Scheduler[T, B]) PerWorker(dst []WorkerCount) []WorkerCount {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range s.workers {
-		dst = append(dst, w.handled)
+		dst = append(dst, WorkerCount{Name: w.Name, Handled: w.handled, Inline: w.Inline.Load(), Queued: w.Queued()})
 	}
 	return dst
 }

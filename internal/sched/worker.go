@@ -2,6 +2,7 @@ package sched
 
 import (
 	"math/bits"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/crewlib/crew/internal/queue"
@@ -31,11 +32,16 @@ type Worker[T, B any] struct {
 	pinned  queue.Ring[task[T, B]] // WithConsistentHash: the jobs queued at this worker
 	charged cost                   // fair shares: what the job it holds cost its share as it was dispatched
 	queued  atomic.Int64           // len(pinned), for Stats
-	_       [64]byte               // keeps workers off each other's cache lines
+
+	// The pool's, kept with the record so that the scheduler's list of
+	// workers is the pool's only one.
+	Name   string       // the worker's name: the pool's (Config.Name), "-", its index
+	Inline atomic.Int64 // the jobs that the pool's own jobs it ran ran inline, counted by the pool (see PerWorker)
+	_      [64]byte     // keeps workers off each other's cache lines
 }
 
-func newWorker[T, B any](i int) *Worker[T, B] {
-	return &Worker[T, B]{index: i, wake: make(chan struct{}, 1)}
+func newWorker[T, B any](i int, pool string) *Worker[T, B] {
+	return &Worker[T, B]{index: i, wake: make(chan struct{}, 1), Name: pool + "-" + strconv.Itoa(i)}
 }
 
 // Index reports the worker's index in its pool.
