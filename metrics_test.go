@@ -597,3 +597,48 @@ func TestAPoolsStatsAndMetricsCountTheSameJobs(t *testing.T) {
 	assert.Equal(t, bs.Inline+1, s.Inline, "the pool's Inline: its batch's, and its own job's")
 	assert.Equal(t, s.Submitted, s.Completed+s.Canceled+s.Dropped)
 }
+
+// gatedSubmits is a Metrics whose Recorder, as it counts the first
+// Submit's job, says so on counting and waits for release: the Submit's
+// count then comes after the job's end, as it does when the Submit's
+// goroutine is descheduled at that moment.
+type gatedSubmits struct {
+	metered
+	counting, release chan struct{}
+	once              sync.Once
+}
+
+func (m *gatedSubmits) Track(s crew.Source) crew.Recorder {
+	return gatedRecorder{m.metered.Track(s).(*meteredSource), m}
+}
+
+type gatedRecorder struct {
+	*meteredSource
+	m *gatedSubmits
+}
+
+func (r gatedRecorder) Add(e crew.Event, n int) {
+	if e == crew.EventSubmitted {
+		r.m.once.Do(func() {
+			close(r.m.counting)
+			<-r.m.release
+		})
+	}
+	r.meteredSource.Add(e, n)
+}
+
+func TestAPoolsRecorderClosesOnlyOnceEverySubmitCountedItsJob(t *testing.T) {
+	m := &gatedSubmits{counting: make(chan struct{}), release: make(chan struct{})}
+	p := crew.NewGroup(1, crew.WithMetrics(m))
+	src := m.only(t)
+	submitted := make(chan error)
+	go func() { submitted <- p.Submit(context.Background(), func(context.Context) error { return nil }) }()
+	<-m.counting // the job was accepted; its Submit counts it now
+	require.NoError(t, p.Wait(), "Wait returns once the job ended, its Submit's count still under way")
+	assert.Equal(t, 0, src.closes(), "closed before the Submit counted its job")
+	close(m.release)
+	require.NoError(t, <-submitted)
+	assert.Equal(t, 1, src.closes(), "the Submit that counted the last job closes the Recorder")
+	assert.Empty(t, src.late, "a count after Close")
+	assert.Equal(t, 1, src.count(crew.EventSubmitted))
+}

@@ -72,19 +72,16 @@ func (o *owner[T]) submit(fn string, ctx context.Context, job T) error {
 
 // submitMetered is submit for a pool WithMetrics: it stamps the job with
 // when it was accepted (unless a backlog mailbox holds it), and counts it
-// once accepted (see submitted).
+// once accepted (see counted).
 func (o *owner[T]) submitMetered(ctx context.Context, job T) error {
 	p := o.pool
-	p.submits.Add(1)
-	defer p.submitted()
 	var at int64
 	if p.stamp {
 		at = p.clock()
 	}
 	v, tk, err := p.s.Offer(job, o.rec, sched.MayWait, at, p.seesStop())
 	if v == sched.Accepted {
-		p.rec.Add(EventSubmitted, 1)
-		return nil
+		return p.counted(nil)
 	}
 	return o.decide(ctx, job, at, v, tk, err)
 }
@@ -97,12 +94,8 @@ func (o *owner[T]) trySubmit(fn string, job T) bool {
 		panic("crew: " + fn + ": nil job")
 	}
 	var at int64
-	if p.rec != nil {
-		p.submits.Add(1)
-		defer p.submitted()
-		if p.stamp {
-			at = p.clock()
-		}
+	if p.stamp {
+		at = p.clock()
 	}
 	if v, _, _ := p.s.Offer(job, o.rec, sched.NoWait, at, p.seesStop()); v != sched.Accepted {
 		return false

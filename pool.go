@@ -84,7 +84,9 @@ type Pool[T any] struct {
 	_ [64]byte
 
 	replaced atomic.Int64 // workers whose goroutine was replaced, read by Stats
-	submits  atomic.Int64 // WithMetrics: Submits under way; and closing once Wait stopped every worker (see closeMetrics)
+	reported atomic.Int64 // WithMetrics: the jobs accepted whose Submit counted them, plus closing once Wait is done with them (see closeMetrics)
+	accepted atomic.Int64 // WithMetrics: the jobs accepted in all, once Wait is done with them
+	recClose atomic.Bool  // WithMetrics: the Recorder's Close was called
 
 	deadLog    sparse         // the dead letters logged without a sink, its batches' included (see sendDeadLetter)
 	goroutines sync.WaitGroup // the workers' goroutines

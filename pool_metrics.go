@@ -19,7 +19,7 @@ func (p *Pool[T]) clock() int64 { return int64(time.Since(p.epoch)) + 1 }
 func (p *Pool[T]) gauges() Gauges {
 	c := p.s.Counts()
 	g := Gauges{Queued: c.Queued, Running: c.Running, Workers: c.Live, Blocked: c.Blocked}
-	if p.submits.Load()&closing != 0 { // Wait stopped every worker
+	if p.reported.Load()&closing != 0 { // Wait stopped every worker
 		g.Workers = 0
 	}
 	return g
@@ -29,6 +29,9 @@ func (p *Pool[T]) gauges() Gauges {
 func (p *Pool[T]) counted(err error) error {
 	if err == nil && p.rec != nil {
 		p.rec.Add(EventSubmitted, 1)
+		if v := p.reported.Add(1); v&closing != 0 && v&^closing == p.accepted.Load() {
+			p.closeRecorder() // the last Submit to count its job, after Wait was done
+		}
 	}
 	return err
 }
@@ -80,32 +83,28 @@ func (w *worker[T]) ended(g *sched.Grant[T, *owner[T]]) {
 // A Submit of a pool WithMetrics counts its job once the scheduler's lock
 // is released, so a Submit let in just before Wait closed the pool may
 // count it after Wait has seen every job end. The Recorder's Close waits
-// for it: submits counts the Submits under way, plus closing once Wait is
-// done, plus closed once Close was called; whichever of Wait and the last
-// Submit under way finds exactly closing calls it.
-const (
-	closing = 1 << 40
-	closed  = 1 << 41
-)
+// for it, at the price of one atomic add per Submit: reported counts the
+// jobs accepted whose Submit counted them (see counted), which Wait, done
+// with every job, compares with the jobs the scheduler accepted in all
+// (accepted); then it adds closing. Whichever of Wait and the last Submit
+// to count its job finds the two equal, with closing set, calls Close:
+// the later of the two, and only it.
+const closing = 1 << 40
 
 // closeMetrics is called once Wait is done with the jobs and has stopped
-// the workers, in a pool WithMetrics.
+// the workers, in a pool WithMetrics: every job accepted has ended, and
+// no other will be.
 func (p *Pool[T]) closeMetrics() {
-	if p.submits.Add(closing) == closing {
-		p.closeRecorder()
-	}
-}
-
-// submitted is called as a Submit of a pool WithMetrics returns.
-func (p *Pool[T]) submitted() {
-	if p.submits.Add(-1) == closing {
+	c := p.s.Counts()
+	p.accepted.Store(c.Completed + c.Canceled + c.Dropped)
+	if p.reported.Add(closing)&^closing == p.accepted.Load() {
 		p.closeRecorder()
 	}
 }
 
 // closeRecorder closes the Recorder, once.
 func (p *Pool[T]) closeRecorder() {
-	if p.submits.CompareAndSwap(closing, closing|closed) && p.rec != nil {
+	if p.recClose.CompareAndSwap(false, true) {
 		p.rec.Close()
 	}
 }

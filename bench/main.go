@@ -238,7 +238,7 @@ func main() {
 	if c.scenarios["batches"] {
 		r.batches, r.batchSpinRate = batches(c.workers, c.batchRequests, c.streamRuns, step("batches:"))
 		r.emptyBatch = measureEmptyBatch(c.workers, c.runs)
-		r.serverPath = measureServerPath(c.workers, c.runs, step("batches, the server path:"))
+		r.serverPath = measureServerPath(c.workers, min(c.runs, 3), step("batches, the server path:"))
 		r.batchRequests, r.batchWorkers, r.batchRuns = c.batchRequests, c.workers, c.streamRuns
 	}
 	if c.scenarios["scaling"] {
