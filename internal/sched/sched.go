@@ -313,7 +313,24 @@ func (s *Scheduler[T, B]) Next(w *Worker[T, B], ended bool, ran, now int64, stop
 				}
 				w.handled++
 			} else {
-				s.countOut(w) // a batch's: its batch counts it out, and its Wait may return
+				// A fifo batch's: what countOut does, flat (no limit to
+				// settle). Its batch counts it out, and its Wait may
+				// return.
+				f := w.job.f
+				b := f.batch
+				skipped := w.job.skip != noSkip
+				f.running--
+				s.running--
+				s.held--
+				s.done.ended(skipped, w.failure)
+				b.done.ended(skipped, w.failure)
+				if !skipped {
+					w.handled++
+				}
+				w.failure = NoFailure
+				if b.pending {
+					s.release(b)
+				}
 			}
 			if front != nil && s.held < s.limit {
 				// The room goes to the oldest blocked Submit: no worker
