@@ -172,22 +172,6 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	return p.own.submit("Submit", ctx, job)
 }
 
-// nilJob reports whether a group's job is nil: Submit refuses it.
-func nilJob(j Job) bool { return j == nil }
-
-// seesStop returns the cause of the pool context's end if the context can
-// end by its parent and has, else nil: a Submit or worker reads it before
-// it calls the scheduler (a read under its lock would cost the holder a
-// cache line it should not wait for), and the scheduler records it (see
-// sched.Scheduler.Stop). The pool's own cancellations record theirs as
-// they cancel.
-func (p *Pool[T]) seesStop() error {
-	if p.watch && p.ctx.Err() != nil {
-		return context.Cause(p.ctx)
-	}
-	return nil
-}
-
 // TrySubmit gives job to the pool if it has room right now, without
 // blocking, and reports whether it did, like errgroup's TryGo. It returns
 // false when the pool is full (or its backlog mailbox refuses the job),
