@@ -169,7 +169,17 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	if p == nil || p.refused == nil {
 		p.unmade("Pool.Submit")
 	}
-	return p.own.submit("Submit", ctx, job)
+	o := &p.own
+	if ctx == nil || p.rec != nil || p.isNil != nil && p.isNil(job) || ctx.Err() != nil {
+		return o.submit("Submit", ctx, job) // its panics, its metrics, a done ctx
+	}
+	// The common case, owner.submit's, written out for the pool's own
+	// jobs: a call less per job.
+	v, tk, err := p.s.Offer(job, o.rec, sched.MayWait, 0, p.seesStop())
+	if v == sched.Accepted {
+		return nil
+	}
+	return o.decide(ctx, job, 0, v, tk, err)
 }
 
 // TrySubmit gives job to the pool if it has room right now, without

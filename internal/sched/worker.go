@@ -18,16 +18,16 @@ import (
 // but index, wake and waited are the scheduler's, under its lock.
 type Worker[T, B any] struct {
 	job       Grant[T, B]   // the job it holds: taken in Next, or granted while it was idle
+	wake      chan struct{} // cap 1: signalled once a job is granted to the idle worker; closed to stop it
+	index     int
+	handled   int64         // jobs it ran (counted as they end)
 	retired   bool          // Resize retired it: it exits once it has run the jobs it holds
 	timed     bool          // fair shares: the worker times that job
 	waited    bool          // its last Next waited for its job: the worker's goroutine's
 	pending   step          // what its Next under way does once the lock is released (see Resume): the worker's goroutine's
-	start     int64         // with Config.Stamp, when the job it holds was dispatched (see Start)
 	failure   Failure       // how the job it holds failed, if it did (see Fail): the worker's goroutine's until its Next counts it
-	handled   int64         // jobs it ran (counted as they end)
 	nextGrant *Worker[T, B] // the next worker to wake once the lock is released (see after)
-	index     int
-	wake      chan struct{} // cap 1: signalled once a job is granted to the idle worker; closed to stop it
+	start     int64         // with Config.Stamp, when the job it holds was dispatched (see Start)
 
 	pinned  queue.Ring[task[T, B]] // WithConsistentHash: the jobs queued at this worker
 	charged cost                   // fair shares: what the job it holds cost its share as it was dispatched
