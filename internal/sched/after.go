@@ -1,6 +1,14 @@
 package sched
 
-import "github.com/crewlib/crew/internal/queue"
+import (
+	"runtime"
+	"sync"
+
+	"github.com/crewlib/crew/internal/queue"
+)
+
+// The scheduler's lock, and what a critical section leaves for once it is
+// released.
 
 // An after is what a critical section leaves for once the lock is
 // released: workers to wake, each holding the job granted to it (linked
@@ -59,3 +67,27 @@ func (r *Refusals[T, B]) Refuse(err error) {
 		w.Answer(err)
 	}
 }
+
+// A lock is the scheduler's lock: a sync.Mutex that a goroutine finding it
+// held yields its processor to once, and takes again if it has been
+// released meanwhile, before it parks on it as on any mutex. The
+// scheduler holds its lock for queue work only, a few dozen nanoseconds,
+// so the holder has often let go once the processor came back: with
+// GOMAXPROCS above the CPUs, most of the cost of a plain sync.Mutex is its
+// waiters parking and being woken. It never yields twice: a holder that
+// the OS has descheduled costs a waiter one trip through the scheduler,
+// then the waiter parks (and shows in the mutex profile).
+type lock struct{ m sync.Mutex }
+
+func (l *lock) Lock() {
+	if l.m.TryLock() {
+		return
+	}
+	runtime.Gosched()
+	if l.m.TryLock() {
+		return
+	}
+	l.m.Lock()
+}
+
+func (l *lock) Unlock() { l.m.Unlock() }

@@ -1,5 +1,7 @@
 package sched
 
+import "math"
+
 // Resize makes the pool's workers n, while the pool runs, and moves the
 // pool's bound with them (n×Config.PerWorker, see bound). Growing makes
 // new workers, which it returns for the pool to start their goroutines:
@@ -64,4 +66,17 @@ func (s *Scheduler[T, B]) Resize(n int, now int64) (kept int, made []*Worker[T, 
 		close(w.wake)
 	}
 	return kept, made, true
+}
+
+// bound returns the pool's bound for n workers of perWorker jobs each: 0
+// for none, and math.MaxInt, which no count of jobs held reaches before
+// memory runs out, where n×perWorker would overflow an int (a 32-bit
+// platform with a large WithQueueSize, or math.MaxInt on any): the pool
+// then has no bound of its own in effect, never a smaller one than asked
+// for, and keeps its fast lane.
+func bound(n, perWorker int) int {
+	if perWorker > math.MaxInt/n {
+		return math.MaxInt
+	}
+	return n * perWorker
 }

@@ -45,9 +45,6 @@ package sched
 
 import (
 	"context"
-	"math"
-	"runtime"
-	"sync"
 
 	"github.com/crewlib/crew/internal/keys"
 	"github.com/crewlib/crew/internal/queue"
@@ -194,19 +191,6 @@ func (s *Scheduler[T, B]) Init(c Config[T, B]) {
 	}
 	s.idle.init(c.Workers)
 	s.reopen()
-}
-
-// bound returns the pool's bound for n workers of perWorker jobs each: 0
-// for none, and math.MaxInt, which no count of jobs held reaches before
-// memory runs out, where n×perWorker would overflow an int (a 32-bit
-// platform with a large WithQueueSize, or math.MaxInt on any): the pool
-// then has no bound of its own in effect, never a smaller one than asked
-// for, and keeps its fast lane.
-func bound(n, perWorker int) int {
-	if perWorker > math.MaxInt/n {
-		return math.MaxInt
-	}
-	return n * perWorker
 }
 
 // Workers returns the workers, in order: those Init made, for the pool to
@@ -402,27 +386,3 @@ func (s *Scheduler[T, B]) nextStep(w *Worker[T, B], st step) (*Grant[T, B], bool
 	}
 	return &w.job, true
 }
-
-// A lock is the scheduler's lock: a sync.Mutex that a goroutine finding it
-// held yields its processor to once, and takes again if it has been
-// released meanwhile, before it parks on it as on any mutex. The
-// scheduler holds its lock for queue work only, a few dozen nanoseconds,
-// so the holder has often let go once the processor came back: with
-// GOMAXPROCS above the CPUs, most of the cost of a plain sync.Mutex is its
-// waiters parking and being woken. It never yields twice: a holder that
-// the OS has descheduled costs a waiter one trip through the scheduler,
-// then the waiter parks (and shows in the mutex profile).
-type lock struct{ m sync.Mutex }
-
-func (l *lock) Lock() {
-	if l.m.TryLock() {
-		return
-	}
-	runtime.Gosched()
-	if l.m.TryLock() {
-		return
-	}
-	l.m.Lock()
-}
-
-func (l *lock) Unlock() { l.m.Unlock() }
