@@ -5,10 +5,11 @@ package sched
 // runnable flows of its own and of batches) while nothing unusual is under
 // way: no stop seen, Shut not begun, some worker live, and a bound. Then
 // no callback of the user's runs under the lock, no job is skipped for the
-// pool's end, and the order is consulted only when a batch has a runnable
-// job: with the pool's own jobs alone (the common case, a pool used as an
-// errgroup), Offer and Next decide in O(1), in a few lines of their own,
-// and the order's heap is not touched. The functions here are what the
+// pool's end, and the order is consulted only when a batch with a limit
+// has a runnable job: with the jobs of the pool's own and of batches
+// without a limit alone (the common cases, a pool used as an errgroup or
+// a batch per request), Offer and Next decide in O(1), in a few lines of
+// their own, and the order's heap is not touched. The functions here are what the
 // general ones (offer, place, next) do in that state, with the
 // branches that cannot apply left out; the lane is closed, and the general
 // ones decide, as soon as one of its conditions fails (see reopen).

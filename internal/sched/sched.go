@@ -15,8 +15,9 @@
 // and no backlog mailbox, while it sees no stop and is not closing, a
 // Submit and a worker's end-and-take run a fast lane: the same decisions,
 // with every branch that cannot apply left out (see lane.go); with the
-// pool's own jobs alone, Offer and Next decide in a few lines of their
-// own, without the order.
+// jobs of the pool's own and of batches without a limit alone, which all
+// queue in the pool's own queue (see flow), Offer and Next decide in a
+// few lines of their own, without the order.
 //
 // The guarantees, for a pool with the default backlog:
 //
