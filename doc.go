@@ -372,7 +372,7 @@
 // (OpenTelemetry instruments) implement it, and so can a few lines of yours
 // (see ExampleWithMetrics). A pool reports its jobs submitted, completed,
 // failed, panicked, skipped and dropped (and its workers replaced after a
-// Goexit); each job's queue wait, from its acceptance to its start, and its
+// Goexit); each job's queue wait, from its acceptance to its dispatch, and its
 // run time; each tenant's run time (WithTenant); and its backlog, running
 // jobs, workers and blocked Submits, read when the metrics are read. An
 // actor or a router reports its messages told, handled and failed, its dead

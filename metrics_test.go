@@ -187,7 +187,7 @@ func TestAPoolsGaugesShowItsJobsAndBlockedSubmits(t *testing.T) {
 	})
 }
 
-// The queue wait runs from the job's acceptance to its start: a Submit
+// The queue wait runs from the job's acceptance to its dispatch: a Submit
 // blocked on a full pool is accepted once it is let in, not as it is
 // called. In a bubble, a job that sleeps d runs exactly d.
 func TestAPoolsQueueWaitRunsFromAcceptanceAndRunTimeIsTheJobs(t *testing.T) {

@@ -47,7 +47,7 @@ func (o *owner[T]) measureInline(start int64) {
 
 // clockIn notes when g's job starts, if the worker times it (see
 // sched.Worker.Timed) or the pool reports it (WithMetrics), and reports
-// its queue wait, from its acceptance to its start. A pool that stamps
+// its queue wait, from its acceptance to its dispatch. A pool that stamps
 // its jobs (WithMetrics, no backlog mailbox) reads no clock here: the
 // job started when it was dispatched (sched.Worker.Start), which the
 // scheduler knows from the readings it has, the Submit's and the one the

@@ -68,11 +68,11 @@ func newPoolFamily(meter metric.Meter, buckets []float64) (family, error) {
 	})
 	errs := []error{err}
 	f.wait, err = meter.Float64Histogram("crew.pool.job.wait.duration", metric.WithUnit("s"),
-		metric.WithDescription("How long a job waited, from its acceptance to its start."),
+		metric.WithDescription("How long a job waited, from its acceptance to its dispatch."),
 		metric.WithExplicitBucketBoundaries(buckets...))
 	errs = append(errs, err)
 	f.run, err = meter.Float64Histogram("crew.pool.job.run.duration", metric.WithUnit("s"),
-		metric.WithDescription("How long a job ran, failed or not."),
+		metric.WithDescription("How long a job ran, from its dispatch, failed or not."),
 		metric.WithExplicitBucketBoundaries(buckets...))
 	errs = append(errs, err)
 	f.tenantTime, err = meter.Float64ObservableCounter("crew.pool.tenant.time", metric.WithUnit("s"),

@@ -69,7 +69,7 @@ func New(opts ...Option) *Collector {
 			},
 			names: make(map[string]*series),
 		},
-		queueWait: pool("queue_wait_seconds", "How long a job waited, from its acceptance (Submit returning, or a blocked Submit let in) to its start: 0 for a job run inline; none for a pool given WithMailbox."),
+		queueWait: pool("queue_wait_seconds", "How long a job waited, from its acceptance (Submit returning, or a blocked Submit let in) to its dispatch: 0 for a job handed straight to an idle worker or run inline; none for a pool given WithMailbox."),
 		runTime:   pool("run_seconds", "How long a job ran, failed or not."),
 		tenantRun: desc("pool", "tenant_run_seconds_total", "Run time of a pool's jobs by tenant (WithTenant); the jobs without a tenant are in crew_pool_run_seconds_sum only.", "pool", "tenant"),
 		// An actor or a router reports Submitted for a message told,

@@ -30,7 +30,7 @@
 //	crew_pool_running_jobs               gauge      jobs running
 //	crew_pool_workers                    gauge      live workers
 //	crew_pool_blocked_submits            gauge      Submits blocked on a full pool
-//	crew_pool_queue_wait_seconds         histogram  from a job's acceptance to its start
+//	crew_pool_queue_wait_seconds         histogram  from a job's acceptance to its dispatch
 //	crew_pool_run_seconds                histogram  how long a job ran, failed or not
 //	crew_pool_tenant_run_seconds_total   counter    a pool's run time by tenant (label tenant)
 //
