@@ -174,7 +174,8 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 		return o.submit("Submit", ctx, job) // its panics, its metrics, a done ctx
 	}
 	// The common case, owner.submit's, written out for the pool's own
-	// jobs: a call less per job.
+	// jobs: a call less per job, about 2 ns of a no-op job's 52-56
+	// (BenchmarkPool, one submitter); everything else is owner.submit's.
 	v, tk, err := p.s.Offer(job, o.rec, sched.MayWait, 0, p.seesStop())
 	if v == sched.Accepted {
 		return nil
