@@ -52,7 +52,7 @@ func (s *Scheduler[T, B]) PerWorker(dst []WorkerCount) []WorkerCount {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, w := range s.workers {
-		dst = append(dst, WorkerCount{Name: w.Name, Handled: w.handled, Inline: w.Inline.Load(), Queued: w.Queued()})
+		dst = append(dst, WorkerCount{Name: w.Name, Handled: w.handled, Inline: w.Inline.Load(), Queued: w.pinned.Len()})
 	}
 	return dst
 }

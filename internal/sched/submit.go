@@ -116,7 +116,6 @@ func (s *Scheduler[T, B]) place(t task[T, B], a *after[T, B]) error {
 	case s.pin != nil:
 		w := s.workers[s.pin.Place(t.job, len(s.workers), up)]
 		w.pinned.Push(t)
-		w.queued.Store(int64(w.pinned.Len()))
 		if s.idle.has(w.index) {
 			s.removeIdle(w.index)
 			a.grant(w, s.pinned(w))

@@ -143,7 +143,6 @@ func (s *Scheduler[T, B]) stopped() skipCause {
 // pinned dispatches the oldest job queued at worker w. s.mu is held.
 func (s *Scheduler[T, B]) pinned(w *Worker[T, B]) Grant[T, B] {
 	t, _ := w.pinned.Pop()
-	w.queued.Store(int64(w.pinned.Len()))
 	return s.dispatched(t, s.stopped(), w)
 }
 

@@ -31,7 +31,6 @@ type Worker[T, B any] struct {
 
 	pinned  queue.Ring[task[T, B]] // WithConsistentHash: the jobs queued at this worker
 	charged cost                   // fair shares: what the job it holds cost its share as it was dispatched
-	queued  atomic.Int64           // len(pinned), for Stats
 
 	// The pool's, kept with the record so that the scheduler's list of
 	// workers is the pool's only one.
@@ -46,9 +45,6 @@ func newWorker[T, B any](i int, pool string) *Worker[T, B] {
 
 // Index reports the worker's index in its pool.
 func (w *Worker[T, B]) Index() int { return w.index }
-
-// Queued reports the jobs queued at the worker (WithConsistentHash).
-func (w *Worker[T, B]) Queued() int { return int(w.queued.Load()) }
 
 // Start reports, with Config.Stamp, when the job w holds was dispatched: the
 // latest reading of the pool's clock the scheduler had as it handed the
