@@ -37,7 +37,7 @@ type owner[T any] struct {
 // jobs share the batch's context, marked as the batch's.
 func (o *owner[T]) contextOn(w *worker[T]) context.Context {
 	if o.perWorker {
-		return w.ctx
+		return &w.ctx
 	}
 	return &o.jobCtx
 }
@@ -46,7 +46,7 @@ func (o *owner[T]) contextOn(w *worker[T]) context.Context {
 // (canceled by cancel) and its record in the scheduler.
 func (o *owner[T]) init(p *Pool[T], rec *sched.Owner[T, *owner[T]], ctx context.Context, cancel context.CancelCauseFunc) {
 	o.pool, o.rec, o.cancel = p, rec, cancel
-	o.jobCtx = jobContext[T]{ctx, o}
+	o.jobCtx = jobContext[T]{Context: ctx, owner: o}
 }
 
 // submit is Submit, Pool's or Batch's (fn, which its panics name), for a
@@ -66,11 +66,12 @@ func (o *owner[T]) submit(fn string, ctx context.Context, job T) error {
 	if p.rec != nil {
 		return o.submitMetered(ctx, job)
 	}
-	v, tk, err := p.s.Offer(job, o.rec, sched.MayWait, 0, p.seesStop())
+	mode := o.mode(ctx)
+	v, tk, err := p.s.Offer(job, o.rec, mode, 0, p.seesStop())
 	if v == sched.Accepted {
 		return nil
 	}
-	return o.decide(ctx, job, 0, v, tk, err)
+	return o.decide(ctx, job, 0, mode, v, tk, err)
 }
 
 // submitMetered is submit for a pool WithMetrics: it stamps the job with
@@ -82,11 +83,12 @@ func (o *owner[T]) submitMetered(ctx context.Context, job T) error {
 	if p.stamp {
 		at = p.clock()
 	}
-	v, tk, err := p.s.Offer(job, o.rec, sched.MayWait, at, p.seesStop())
+	mode := o.mode(ctx)
+	v, tk, err := p.s.Offer(job, o.rec, mode, at, p.seesStop())
 	if v == sched.Accepted {
 		return p.counted(nil)
 	}
-	return o.decide(ctx, job, at, v, tk, err)
+	return o.decide(ctx, job, at, mode, v, tk, err)
 }
 
 // nilJob reports whether a group's job is nil: Submit refuses it.
@@ -179,18 +181,31 @@ func failureOf(err error) sched.Failure {
 }
 
 // A jobContext is an owner's context as its jobs receive it, marked as
-// the owner's, as context.WithValue(ctx, workerKey{}, owner) would make
-// it, without an allocation of its own: it lives in the owner.
+// the owner's (and, for the pool's own jobs, their worker's), as
+// context.WithValue(ctx, workerKey{}, c) would make it, without an
+// allocation of its own: it lives in the owner (or the worker). A Submit
+// with it is a job's own (see owner.mode); one with a context derived from
+// it finds it by its Value (see Pool.marked).
 type jobContext[T any] struct {
 	context.Context
 	owner *owner[T]
+	w     *worker[T] // the worker the pool's own jobs run on (see owner.contextOn), else nil
 }
 
 func (c *jobContext[T]) Value(key any) any {
 	if key == (workerKey{}) {
-		return c.owner
+		return c
 	}
 	return c.Context.Value(key)
+}
+
+// workerIndex reports the index of the worker that handed out c, or -1
+// for a batch's jobs' context (for tests).
+func (c *jobContext[T]) workerIndex() int {
+	if c.w == nil {
+		return -1
+	}
+	return c.w.rec.Index()
 }
 
 // An errorSet keeps the errors of an owner's jobs for its Wait: the first,

@@ -176,11 +176,12 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 	// The common case, owner.submit's, written out for the pool's own
 	// jobs: a call less per job, about 2 ns of a no-op job's 52-56
 	// (BenchmarkPool, one submitter); everything else is owner.submit's.
-	v, tk, err := p.s.Offer(job, o.rec, sched.MayWait, 0, p.seesStop())
+	mode := o.mode(ctx)
+	v, tk, err := p.s.Offer(job, o.rec, mode, 0, p.seesStop())
 	if v == sched.Accepted {
 		return nil
 	}
-	return o.decide(ctx, job, 0, v, tk, err)
+	return o.decide(ctx, job, 0, mode, v, tk, err)
 }
 
 // TrySubmit gives job to the pool if it has room right now, without

@@ -135,3 +135,67 @@ func BenchmarkPoolMetrics(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkOwnSubmit submits b.N no-op jobs from the pool's jobs, on a
+// full pool: benchWorkers jobs hold every worker (WithQueueSize(0)), and
+// each submits its share with the context it received, and with one
+// derived from it, so that each Submit runs its job inline. Beside it,
+// the baseline: the job called directly.
+func BenchmarkOwnSubmit(b *testing.B) {
+	b.Run("call", func(b *testing.B) {
+		b.ReportAllocs()
+		ctx := context.Background()
+		for range b.N {
+			if err := noop(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, derive := range []bool{false, true} {
+		name := "received-ctx"
+		if derive {
+			name = "derived-ctx"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			p := crew.NewGroup(benchWorkers, crew.WithQueueSize(0))
+			var started, submitted sync.WaitGroup
+			started.Add(benchWorkers)
+			submitted.Add(benchWorkers)
+			gate := make(chan struct{})
+			for i := range benchWorkers {
+				n := b.N / benchWorkers
+				if i == 0 {
+					n += b.N % benchWorkers
+				}
+				err := p.Submit(context.Background(), func(ctx context.Context) error {
+					started.Done()
+					<-gate // every worker holds a job: the pool is full
+					if derive {
+						ctx = context.WithValue(ctx, depthKey{}, i)
+					}
+					defer submitted.Wait() // keep the pool full until every job submitted its share
+					defer submitted.Done()
+					for range n {
+						if err := p.Submit(ctx, noop); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			started.Wait()
+			b.ResetTimer()
+			close(gate)
+			if err := p.Wait(); err != nil {
+				b.Fatal(err)
+			}
+			if s := p.Stats(); s.Inline != int64(b.N) {
+				b.Fatalf("%d of %d jobs ran inline", s.Inline, b.N)
+			}
+		})
+	}
+}

@@ -10,36 +10,49 @@ import (
 // room, a job's own Submit that runs its job inline, and the errors of a
 // refusal.
 
-// decide ends a Submit of o's whose job the scheduler did not take at
-// once (v): it waits in line for room, or, for a job's own Submit, runs
-// the job inline, or says why the pool refused the job.
-func (o *owner[T]) decide(ctx context.Context, job T, at int64, v sched.Verdict, tk sched.Ticket[T, *owner[T]], err error) error {
+// decide ends a Submit of o's, offered in mode, whose job the scheduler
+// did not take at once (v): it waits in line for room, or, for a job's own
+// Submit, runs the job inline, or says why the pool refused the job.
+func (o *owner[T]) decide(ctx context.Context, job T, at int64, mode sched.Mode, v sched.Verdict, tk sched.Ticket[T, *owner[T]], err error) error {
 	p := o.pool
-	switch v {
-	case sched.Waiting, sched.Shut, sched.BatchShut:
-		if !o.owns(ctx) {
-			break
-		}
-		// A job's own Submit never waits, and is let in after Wait began:
-		// its job is not new. Rare enough to take a Submit in line back out.
+	if mode != sched.FromJob && (v == sched.Waiting || v == sched.Shut || v == sched.BatchShut) && o.owns(ctx) {
+		// A job's own Submit, with a context derived from the one the job
+		// received (see mode), never waits, and is let in after Wait
+		// began: its job is not new. Rare enough to take a Submit in line
+		// back out, and offer its job again.
 		if v == sched.Waiting {
 			if decided, err := p.s.Withdraw(tk); decided && err != ErrPoolClosed && err != ErrBatchClosed {
 				return p.counted(err) // the pool decided first, and not as for a new job: let in, or refused
 			}
 		}
-		return o.submitOwn(ctx, job, at)
+		mode = sched.FromJob
+		v, _, err = p.s.Offer(job, o.rec, mode, at, p.seesStop())
 	}
-	if v == sched.Waiting {
+	switch {
+	case mode == sched.FromJob:
+		return o.ownVerdict(ctx, job, v, err)
+	case v == sched.Waiting:
 		return p.counted(p.s.Await(ctx, tk))
 	}
 	return o.refusal(v, err)
 }
 
-// submitOwn is the Submit of a job that a job of o's submits with its
-// context, which never waits: on a full pool it runs the job inline.
-func (o *owner[T]) submitOwn(ctx context.Context, job T, at int64) error {
+// mode is how a Submit of o's with ctx offers its job: as a job's own
+// (sched.FromJob) if ctx is the context a job of o's received, else as
+// one that may wait. It costs a type assertion, not a walk of ctx's
+// values: a job's own Submit with a context derived from the one it
+// received is told apart only if the pool is full (see decide).
+func (o *owner[T]) mode(ctx context.Context) sched.Mode {
+	if c, ok := ctx.(*jobContext[T]); ok && c.owner == o {
+		return sched.FromJob
+	}
+	return sched.MayWait
+}
+
+// ownVerdict ends a job's own Submit of o's, which the scheduler gave v:
+// on a full pool it runs the job inline, for it never waits.
+func (o *owner[T]) ownVerdict(ctx context.Context, job T, v sched.Verdict, err error) error {
 	p := o.pool
-	v, _, err := p.s.Offer(job, o.rec, sched.FromJob, at, p.seesStop())
 	if v != sched.Full {
 		return p.counted(o.refusal(v, err))
 	}
@@ -88,24 +101,22 @@ func (o *owner[T]) doneCtx(ctx context.Context, err error) error {
 	return err
 }
 
-// marked returns the owner whose job handed out ctx, if it is one of p's,
-// and the worker that ran it, if the job is one of the pool's own.
+// marked returns the owner whose job handed out ctx (or a context ctx
+// derives from), if it is one of p's, and the worker that ran it, if the
+// job is one of the pool's own.
 func (p *Pool[T]) marked(ctx context.Context) (*owner[T], *worker[T]) {
-	switch m := ctx.Value(workerKey{}).(type) {
-	case *worker[T]:
-		if m.pool == p {
-			return &p.own, m
-		}
-	case *owner[T]:
-		if m.pool == p {
-			return m, nil
-		}
+	c, ok := ctx.(*jobContext[T])
+	if !ok {
+		c, ok = ctx.Value(workerKey{}).(*jobContext[T])
+	}
+	if ok && c.owner.pool == p {
+		return c.owner, c.w
 	}
 	return nil, nil
 }
 
-// owns reports whether ctx was handed out by a job of o's: whether a
-// Submit with it is a job's own.
+// owns reports whether ctx was handed out by a job of o's, or derives from
+// a context that was: whether a Submit with it is a job's own.
 func (o *owner[T]) owns(ctx context.Context) bool {
 	m, _ := o.pool.marked(ctx)
 	return m == o

@@ -309,33 +309,47 @@ func TestNestedSubmitOnASaturatedPoolFinishes(t *testing.T) {
 			return crew.NewBounded[crew.Job](1, crew.Backpressure)
 		})}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := crew.NewGroup(1, tc.opts...)
-			var ran atomic.Int32
-			var spawn func(depth int) crew.Job
-			spawn = func(depth int) crew.Job {
-				return func(ctx context.Context) error {
-					ran.Add(1)
-					if depth == 4 {
+		// A job's own Submit is told apart by the context it received, or
+		// by one derived from it, which the pool recognises by its value.
+		for _, derive := range []bool{false, true} {
+			name := tc.name + " with the context the job received"
+			if derive {
+				name = tc.name + " with a context derived from it"
+			}
+			t.Run(name, func(t *testing.T) {
+				p := crew.NewGroup(1, tc.opts...)
+				var ran atomic.Int32
+				var spawn func(depth int) crew.Job
+				spawn = func(depth int) crew.Job {
+					return func(ctx context.Context) error {
+						ran.Add(1)
+						if depth == 4 {
+							return nil
+						}
+						if derive {
+							ctx = context.WithValue(ctx, depthKey{}, depth)
+						}
+						for range 3 {
+							if err := p.Submit(ctx, spawn(depth+1)); err != nil {
+								return err
+							}
+						}
 						return nil
 					}
-					for range 3 {
-						if err := p.Submit(ctx, spawn(depth+1)); err != nil {
-							return err
-						}
-					}
-					return nil
 				}
-			}
-			require.NoError(t, p.Submit(context.Background(), spawn(0)))
-			require.NoError(t, p.Wait())
-			assert.EqualValues(t, 1+3+9+27+81, ran.Load())
-			s := p.Stats()
-			assert.EqualValues(t, 121, s.Completed)
-			assert.Positive(t, s.Inline, "some children found the pool full")
-		})
+				require.NoError(t, p.Submit(context.Background(), spawn(0)))
+				require.NoError(t, p.Wait())
+				assert.EqualValues(t, 1+3+9+27+81, ran.Load())
+				s := p.Stats()
+				assert.EqualValues(t, 121, s.Completed)
+				assert.Positive(t, s.Inline, "some children found the pool full")
+			})
+		}
 	}
 }
+
+// depthKey is a context key of TestNestedSubmitOnASaturatedPoolFinishes.
+type depthKey struct{}
 
 func TestJobsMaySubmitMoreAfterWaitBegan(t *testing.T) {
 	p := crew.NewGroup(2)

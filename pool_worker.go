@@ -22,7 +22,7 @@ import (
 type worker[T any] struct {
 	pool *Pool[T]
 	rec  *sched.Worker[T, *owner[T]] // the scheduler's record of the worker
-	ctx  context.Context             // the pool's context, marked as this worker's
+	ctx  jobContext[T]               // the context the pool's own jobs receive on it: the pool's, marked as the worker's
 
 	// Used by the worker's goroutine only.
 	g          *sched.Grant[T, *owner[T]] // the job it holds: given to it, and run once started is set
@@ -41,13 +41,14 @@ type worker[T any] struct {
 	_          [64]byte                   // keeps workers off each other's cache lines
 }
 
-// workerKey marks the context a worker hands its jobs, so that a job's
-// Submit to its own pool is recognised (see Submit).
+// workerKey is the key under which the context a job receives (a
+// jobContext) finds itself, so that a job's Submit to its own pool with
+// a context derived from it is recognised (see Pool.marked).
 type workerKey struct{}
 
 func newWorker[T any](p *Pool[T], r *sched.Worker[T, *owner[T]]) *worker[T] {
 	w := &worker[T]{pool: p, rec: r, every: yieldEvery}
-	w.ctx = context.WithValue(p.ctx, workerKey{}, w)
+	w.ctx = jobContext[T]{Context: p.ctx, owner: &p.own, w: w}
 	return w
 }
 
@@ -278,9 +279,6 @@ func (w *worker[T]) replace() {
 		p.rec.Add(EventReplaced, 1)
 	}
 }
-
-// workerIndex reports the worker's index in its pool (for tests).
-func (w *worker[T]) workerIndex() int { return w.rec.Index() }
 
 // A worker looks at the clock once in every jobs (see yield): at first
 // once in yieldEvery, then half as often after each look that finds
