@@ -91,6 +91,29 @@ func goexited(what string) error { return &goexitError{what: what} }
 func (e *goexitError) Error() string        { return "crew: " + e.what + " called runtime.Goexit" }
 func (e *goexitError) Is(target error) bool { return target == ErrGoexit }
 
+// catch tells how a call that runs a job or a callback (what) ended, if
+// it did not return: the call defers it, directly (recover works only
+// there), and sets *returned as its last step. catch calls ended with the
+// call's panic, recovered as an error that carries its value and stack
+// (panicked is true), unless recovery is off; else with a
+// runtime.Goexit's error: a Goexit, which goes on once ended returns, or,
+// with recovery off, a panic, which goes on to crash the process. A call
+// that returned handles its own result. The worker's loop (worker.jobs)
+// and an actor's goroutine do without it: the one recovers a job's panic
+// only, raising any other again, the other no panic at all.
+func catch(returned *bool, recovery bool, what string, ended func(err error, panicked bool)) {
+	if *returned {
+		return
+	}
+	if recovery {
+		if v := recover(); v != nil {
+			ended(panicked(what, panics.NewRecovered(1, v)), true)
+			return
+		}
+	}
+	ended(goexited(what), false)
+}
+
 // An actorError is an error of an actor's handler, with the actor's name:
 // "crew: actor "name": <error>", without a second "crew:".
 type actorError struct {

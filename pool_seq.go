@@ -5,8 +5,6 @@ import (
 	"errors"
 	"iter"
 	"sync/atomic"
-
-	"github.com/sourcegraph/conc/panics"
 )
 
 // Ordered streams as iterators: MapSeq and MapSeqBatch yield f's results
@@ -150,21 +148,16 @@ func newSeqRun[T, R any](ctx context.Context, host streamHost, f func(context.Co
 // it as a panic.
 func (r *seqRun[T, R]) call(ctx context.Context, s *seqSlot[T, R]) (err error) {
 	returned := false
-	defer func() {
-		if returned {
-			return
-		}
+	defer catch(&returned, !r.host.noRecovery, "job", func(e error, panicked bool) {
 		if r.host.noRecovery {
 			return // a panic on its way to crash the process, or runtime.Goexit: the pool fails the job, and drain finds it not done
 		}
-		if v := recover(); v != nil {
-			err = panicked("job", panics.NewRecovered(1, v))
-			s.err = err
-		} else {
-			s.err = goexited("job") // runtime.Goexit goes on; the pool sees it too
+		if panicked {
+			err = e
 		}
+		s.err = e // a runtime.Goexit goes on; the pool sees it too
 		r.finish(s)
-	}()
+	})
 	s.out, err = r.f(ctx, s.in)
 	s.err, returned = err, true
 	r.finish(s)

@@ -1,10 +1,6 @@
 package crew
 
-import (
-	"context"
-
-	"github.com/sourcegraph/conc/panics"
-)
+import "context"
 
 // A Stream's jobs: each runs its task, then, in the deliverer's role, the
 // callbacks it is the last to let run (see Stream's fields).
@@ -14,19 +10,12 @@ import (
 func (s *Stream) run(ctx context.Context, slot *streamSlot) (err error) {
 	task, seq := slot.task, slot.seq
 	returned := false
-	defer func() {
-		if returned {
-			return
+	defer catch(&returned, !s.host.noRecovery, "job", func(e error, panicked bool) {
+		if panicked {
+			err = e
 		}
-		if !s.host.noRecovery {
-			if v := recover(); v != nil {
-				err = panicked("job", panics.NewRecovered(1, v))
-				s.ended(slot, seq, nil, err)
-				return
-			}
-		}
-		s.ended(slot, seq, nil, goexited("job")) // runtime.Goexit, or a panic on its way to crash the process
-	}()
+		s.ended(slot, seq, nil, e)
+	})
 	cb, err := task(ctx)
 	returned = true
 	return s.ended(slot, seq, cb, err)
@@ -117,19 +106,14 @@ func (s *Stream) deliver() (stop *streamSlot, err error) {
 // ran it ends there: no callback runs after it.
 func (s *Stream) callback(cb func() error) (err error) {
 	returned := false
-	defer func() {
-		if returned {
+	defer catch(&returned, !s.host.noRecovery, "callback", func(e error, panicked bool) {
+		if panicked {
+			err = e
 			return
-		}
-		if !s.host.noRecovery {
-			if v := recover(); v != nil {
-				err = panicked("callback", panics.NewRecovered(1, v))
-				return
-			}
 		}
 		s.halted.Store(true)
 		s.delivering.Store(false)
-	}()
+	})
 	err = cb()
 	returned = true
 	return err

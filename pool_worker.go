@@ -210,34 +210,24 @@ func runJob(ctx context.Context, j Job) error { return j(ctx) }
 // job that submitted it); it was never counted in.
 func (o *owner[T]) runInline(ctx context.Context, job T) {
 	_, w := o.pool.marked(ctx)
-	var err error
 	returned := false
-	defer o.finishInline(w, &err, &returned)
-	err = o.pool.handle(o.contextOn(w), job)
+	defer catch(&returned, !o.pool.noRecovery, "job", func(err error, _ bool) { o.endInline(w, err) })
+	err := o.pool.handle(o.contextOn(w), job)
 	returned = true
+	o.endInline(w, err)
 }
 
-// finishInline counts the end of a job of o's run inline on worker w
-// (nil for a batch's job, whose jobs share one context, which names no
-// worker), failed if it returned *err, panicked or called runtime.Goexit
-// (returned is false). A Goexit goes on to end the job that ran it, which
+// endInline counts the end of a job of o's run inline on worker w (nil
+// for a batch's job, whose jobs share one context, which names no
+// worker), failed if it ended with err (it returned it, panicked or called
+// runtime.Goexit). A Goexit goes on to end the job that ran it, which
 // fails too (see exited).
-func (o *owner[T]) finishInline(w *worker[T], err *error, returned *bool) {
-	var v any
-	if !o.pool.noRecovery { // else a panic goes on, and crashes the process
-		v = recover()
-	}
+func (o *owner[T]) endInline(w *worker[T], err error) {
 	if w != nil {
 		w.rec.Inline.Add(1)
 	}
-	switch {
-	case v != nil:
-		*err = panicked("job", panics.NewRecovered(1, v))
-	case !*returned: // a Goexit (or, WithoutPanicRecovery, a panic on its way to crash the process)
-		*err = goexited("job")
-	}
-	if *err != nil {
-		o.fail(*err, true)
+	if err != nil {
+		o.fail(err, true)
 		return
 	}
 	o.pool.s.Tally(o.rec, true, sched.NoFailure)
