@@ -39,8 +39,7 @@ import (
 // context.
 type Batch[T any] struct {
 	owner[T]                           // whose jobs the batch's are: its context, sink, errors
-	slot     sched.Owner[T, *owner[T]] // the scheduler's record of the batch (owner.rec), guarded by its lock
-	limit    int                       // WithLimit, or 0
+	slot     sched.Owner[T, *owner[T]] // the scheduler's record of the batch (owner.rec), with its limit, guarded by its lock
 }
 
 // unmade panics, naming the batch's method: every method of a zero Batch
@@ -100,7 +99,7 @@ func (p *Pool[T]) takesBatches(fn string) {
 
 // openBatch is newBatch once p, ctx and the options are checked.
 func (p *Pool[T]) openBatch(ctx context.Context, o *options) (*Batch[T], context.Context) {
-	b := &Batch[T]{limit: o.limit}
+	b := new(Batch[T])
 	bctx, cancel := context.WithCancelCause(ctx)
 	b.init(p, &b.slot, bctx, cancel)
 	b.sink, b.tenant, b.cancelOnError = p.own.sink, o.tenant, true
@@ -212,7 +211,7 @@ func (b *Batch[T]) Stats() BatchStats {
 	s := BatchStats{
 		Queued: c.Queued, Running: c.Running,
 		Completed: c.Completed + c.Inline, Failed: c.Failed, Panicked: c.Panicked,
-		Canceled: c.Canceled, Inline: c.Inline, Limit: b.limit,
+		Canceled: c.Canceled, Inline: c.Inline, Limit: c.Limit,
 		RunTime: time.Duration(c.RunTime),
 	}
 	s.Submitted = s.Completed + s.Canceled + int64(s.Queued+s.Running)

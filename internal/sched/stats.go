@@ -63,6 +63,7 @@ type BatchCounts struct {
 	Queued  int   // jobs accepted and not dispatched yet
 	Running int   // jobs dispatched and not ended
 	RunTime int64 // fair shares: the run time (ns) of its jobs that ended
+	Limit   int   // the most of its jobs running at once (OpenBatch's limit), or 0
 }
 
 // BatchCounts returns a snapshot of b's counters, in O(1).
@@ -74,6 +75,7 @@ func (s *Scheduler[T, B]) BatchCounts(b *Owner[T, B]) BatchCounts {
 		Queued:  b.flow.waiting,
 		Running: b.flow.running,
 		RunTime: b.ran,
+		Limit:   b.flow.limit,
 	}
 }
 
