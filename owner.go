@@ -74,6 +74,18 @@ func (o *owner[T]) submit(fn string, ctx context.Context, job T) error {
 	return o.decide(ctx, job, 0, mode, v, tk, err)
 }
 
+// mode is how a Submit of o's with ctx offers its job: as a job's own
+// (sched.FromJob) if ctx is the context a job of o's received, else as
+// one that may wait. It costs a type assertion, not a walk of ctx's
+// values: a job's own Submit with a context derived from the one it
+// received is told apart only if the pool is full (see decide).
+func (o *owner[T]) mode(ctx context.Context) sched.Mode {
+	if c, ok := ctx.(*jobContext[T]); ok && c.owner == o {
+		return sched.FromJob
+	}
+	return sched.MayWait
+}
+
 // submitMetered is submit for a pool WithMetrics: it stamps the job with
 // when it was accepted (unless a backlog mailbox holds it), and counts it
 // once accepted (see counted).

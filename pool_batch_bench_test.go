@@ -2,6 +2,7 @@ package crew_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/crewlib/crew"
@@ -12,48 +13,56 @@ func nopHandler(context.Context, int) error { return nil }
 // BenchmarkBatchSubmit sends b.N no-op jobs through 8 workers, with the
 // pool's Submit and with one batch's: the cost of a batch's bookkeeping per
 // job, and with one batch of a pool WithFairShare: the cost of fair
-// sharing per job. ns/op is the cost of one job, the final Wait included.
+// sharing per job; from one submitter, and from 8 (the -8submitters
+// rows). ns/op is the cost of one job, the final Wait included.
 func BenchmarkBatchSubmit(b *testing.B) {
-	ctx := context.Background()
-	b.Run("pool", func(b *testing.B) {
-		b.ReportAllocs()
-		p := crew.NewPool(benchWorkers, nopHandler)
-		for i := range b.N {
-			if err := p.Submit(ctx, i); err != nil {
+	for _, submitters := range []int{1, 8} {
+		suffix := ""
+		if submitters > 1 {
+			suffix = "-" + strconv.Itoa(submitters) + "submitters"
+		}
+		b.Run("pool"+suffix, func(b *testing.B) {
+			p := crew.NewPool(benchWorkers, nopHandler)
+			submitAll(b, submitters, p.Submit)
+			if err := p.Wait(); err != nil {
 				b.Fatal(err)
 			}
+		})
+		for _, s := range []struct {
+			name string
+			opts []crew.Option
+		}{
+			{"batch", nil},
+			{"fair-batch", []crew.Option{crew.WithFairShare()}},
+		} {
+			b.Run(s.name+suffix, func(b *testing.B) {
+				p := crew.NewPool(benchWorkers, nopHandler, s.opts...)
+				batch, _ := p.NewBatch(context.Background())
+				submitAll(b, submitters, batch.Submit)
+				if err := batch.Wait(); err != nil {
+					b.Fatal(err)
+				}
+				if err := p.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			})
 		}
-		if err := p.Wait(); err != nil {
-			b.Fatal(err)
-		}
-	})
-	for _, s := range []struct {
-		name string
-		opts []crew.Option
-	}{
-		{"batch", nil},
-		{"fair-batch", []crew.Option{crew.WithFairShare()}},
-	} {
-		b.Run(s.name, func(b *testing.B) { benchBatch(b, crew.NewPool(benchWorkers, nopHandler, s.opts...)) })
 	}
 }
 
-// benchBatch sends b.N no-op jobs through one batch of p.
-func benchBatch(b *testing.B, p *crew.Pool[int]) {
-	ctx := context.Background()
+// submitAll submits b.N no-op jobs with submit, from submitters
+// goroutines.
+func submitAll(b *testing.B, submitters int, submit func(context.Context, int) error) {
 	b.ReportAllocs()
-	batch, _ := p.NewBatch(ctx)
-	for i := range b.N {
-		if err := batch.Submit(ctx, i); err != nil {
-			b.Fatal(err)
+	ctx := context.Background()
+	fanOut(b, submitters, func(n int) {
+		for i := range n {
+			if err := submit(ctx, i); err != nil {
+				b.Error(err)
+				return
+			}
 		}
-	}
-	if err := batch.Wait(); err != nil {
-		b.Fatal(err)
-	}
-	if err := p.Wait(); err != nil {
-		b.Fatal(err)
-	}
+	})
 }
 
 // BenchmarkNewBatchWait makes and waits for an empty batch per op: the

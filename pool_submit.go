@@ -37,18 +37,6 @@ func (o *owner[T]) decide(ctx context.Context, job T, at int64, mode sched.Mode,
 	return o.refusal(v, err)
 }
 
-// mode is how a Submit of o's with ctx offers its job: as a job's own
-// (sched.FromJob) if ctx is the context a job of o's received, else as
-// one that may wait. It costs a type assertion, not a walk of ctx's
-// values: a job's own Submit with a context derived from the one it
-// received is told apart only if the pool is full (see decide).
-func (o *owner[T]) mode(ctx context.Context) sched.Mode {
-	if c, ok := ctx.(*jobContext[T]); ok && c.owner == o {
-		return sched.FromJob
-	}
-	return sched.MayWait
-}
-
 // ownVerdict ends a job's own Submit of o's, which the scheduler gave v:
 // on a full pool it runs the job inline, for it never waits.
 func (o *owner[T]) ownVerdict(ctx context.Context, job T, v sched.Verdict, err error) error {
