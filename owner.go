@@ -51,7 +51,9 @@ func (o *owner[T]) init(p *Pool[T], rec *sched.Owner[T, *owner[T]], ctx context.
 
 // submit is Submit, Pool's or Batch's (fn, which its panics name), for a
 // job of o's. It offers the job to the scheduler, which takes it at once
-// in the common case; metrics are a hook on it (see submitMetered).
+// in the common case. Metrics are a hook on it: a pool that stamps its
+// jobs (see Pool.stamp) reads the clock as the job is offered, and
+// counted counts the job once accepted.
 func (o *owner[T]) submit(fn string, ctx context.Context, job T) error {
 	p := o.pool
 	if ctx == nil {
@@ -63,15 +65,16 @@ func (o *owner[T]) submit(fn string, ctx context.Context, job T) error {
 	if err := ctx.Err(); err != nil {
 		return o.doneCtx(ctx, err)
 	}
-	if p.rec != nil {
-		return o.submitMetered(ctx, job)
+	var at int64
+	if p.stamp {
+		at = p.clock()
 	}
 	mode := o.mode(ctx)
-	v, tk, err := p.s.Offer(job, o.rec, mode, 0, p.seesStop())
+	v, tk, err := p.s.Offer(job, o.rec, mode, at, p.seesStop())
 	if v == sched.Accepted {
-		return nil
+		return p.counted(nil)
 	}
-	return o.decide(ctx, job, 0, mode, v, tk, err)
+	return o.decide(ctx, job, at, mode, v, tk, err)
 }
 
 // mode is how a Submit of o's with ctx offers its job: as a job's own
@@ -84,23 +87,6 @@ func (o *owner[T]) mode(ctx context.Context) sched.Mode {
 		return sched.FromJob
 	}
 	return sched.MayWait
-}
-
-// submitMetered is submit for a pool WithMetrics: it stamps the job with
-// when it was accepted (unless a backlog mailbox holds it), and counts it
-// once accepted (see counted).
-func (o *owner[T]) submitMetered(ctx context.Context, job T) error {
-	p := o.pool
-	var at int64
-	if p.stamp {
-		at = p.clock()
-	}
-	mode := o.mode(ctx)
-	v, tk, err := p.s.Offer(job, o.rec, mode, at, p.seesStop())
-	if v == sched.Accepted {
-		return p.counted(nil)
-	}
-	return o.decide(ctx, job, at, mode, v, tk, err)
 }
 
 // nilJob reports whether a group's job is nil: Submit refuses it.
