@@ -60,6 +60,14 @@ func offer(t *testing.T, s *Scheduler[int, *testOwner], o *Owner[int, *testOwner
 	}
 }
 
+// openBatch opens a batch of s named name, with at most limit of its jobs
+// running at once (0: no limit).
+func openBatch(s *Scheduler[int, *testOwner], name string, limit int) *Owner[int, *testOwner] {
+	b := new(Owner[int, *testOwner])
+	s.OpenBatch(b, &testOwner{name}, context.Background(), limit, "", 1)
+	return b
+}
+
 func TestOfferHandsAJobToAnIdleWorker(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newTest(1, 3)
@@ -86,9 +94,7 @@ func TestOfferHandsAJobToAnIdleWorker(t *testing.T) {
 func TestJobsAreDispatchedInTheOrderTheyWereQueuedAcrossOwners(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newTest(1, 100)
-		fifo, limited := new(Owner[int, *testOwner]), new(Owner[int, *testOwner])
-		s.OpenBatch(fifo, &testOwner{"fifo"}, context.Background(), 0, "", 1)
-		s.OpenBatch(limited, &testOwner{"limited"}, context.Background(), 1, "", 1)
+		fifo, limited := openBatch(s, "fifo", 0), openBatch(s, "limited", 1)
 		// The worker has not asked for a job yet: every job queues.
 		owners := []*Owner[int, *testOwner]{s.Own(), fifo, limited}
 		for i := range 9 {
@@ -250,8 +256,7 @@ func TestStopSkipsTheQueuedJobsWithItsCause(t *testing.T) {
 func TestABatchsStopSkipsItsJobsAlone(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newTest(1, 10)
-		b := new(Owner[int, *testOwner])
-		s.OpenBatch(b, &testOwner{"batch"}, context.Background(), 0, "", 1)
+		b := openBatch(s, "batch", 0)
 		offer(t, s, b, 1)
 		offer(t, s, s.Own(), 2)
 		offer(t, s, b, 3)
@@ -282,8 +287,7 @@ func TestABatchsStopSkipsItsJobsAlone(t *testing.T) {
 func TestFailuresAreCountedWithTheirJobsEnd(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newTest(1, 10)
-		b := new(Owner[int, *testOwner])
-		s.OpenBatch(b, &testOwner{"batch"}, context.Background(), 0, "", 1)
+		b := openBatch(s, "batch", 0)
 		offer(t, s, b, 1)
 		w := s.Workers()[0]
 		g, _ := s.Next(w, false, 0, 0, nil)
