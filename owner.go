@@ -125,13 +125,12 @@ func (o *owner[T]) trySubmit(fn string, job T) bool {
 
 // fail records err, the failure of a job of o's that no worker's Next
 // counts out (one run inline, say), for Wait, counts it (in o's and the
-// pool's totals, as a job run inline if inline), then reports it: so it
-// is kept and counted even if the Recorder or the error handler calls
-// runtime.Goexit.
-func (o *owner[T]) fail(err error, inline bool) {
+// pool's totals), then reports it: so it is kept and counted even if the
+// Recorder or the error handler calls runtime.Goexit.
+func (o *owner[T]) fail(err error) {
 	f := failureOf(err)
 	o.record(err)
-	o.pool.s.Tally(o.rec, inline, f)
+	o.pool.s.Tally(o.rec, f)
 	o.pool.report(err, f)
 }
 

@@ -226,11 +226,10 @@ func (o *owner[T]) endInline(w *worker[T], err error) {
 	if w != nil {
 		w.rec.Inline.Add(1)
 	}
+	o.pool.s.RanInline(o.rec) // first: a failure is never counted ahead of its job's end
 	if err != nil {
-		o.fail(err, true)
-		return
+		o.fail(err)
 	}
-	o.pool.s.Tally(o.rec, true, sched.NoFailure)
 }
 
 // exited records a runtime.Goexit that is ending the worker's goroutine:
@@ -249,7 +248,7 @@ func (w *worker[T]) exited() {
 	case w.started:
 		w.fail(goexited("job"))
 	default: // in a dead-letter sink, inside Next: no job of the worker's failed, the pool did
-		w.pool.own.fail(goexited("job"), false)
+		w.pool.own.fail(goexited("job"))
 	}
 }
 

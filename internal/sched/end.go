@@ -10,7 +10,6 @@ type Ended struct {
 	Completed int64 // ran on a worker, failed or not
 	Canceled  int64 // skipped because a context was done
 	Dropped   int64 // evicted by the backlog mailbox
-	Inline    int64 // ran inline, on the goroutine of the job that submitted them (see Tally)
 	Failed    int64 // failed: returned an error, panicked or called runtime.Goexit (see Failure)
 	Panicked  int64 // panicked
 }
@@ -25,14 +24,6 @@ func (c *Ended) ended(skipped bool, f Failure) {
 	c.failed(f)
 }
 
-// tally counts what Tally does.
-func (c *Ended) tally(inline bool, f Failure) {
-	if inline {
-		c.Inline++
-	}
-	c.failed(f)
-}
-
 // failed counts a failure, if f is one.
 func (c *Ended) failed(f Failure) {
 	if f != NoFailure {
@@ -44,7 +35,7 @@ func (c *Ended) failed(f Failure) {
 }
 
 // A Failure is how a job failed, if it did: the pool tells the scheduler
-// before the job's end is counted (Worker.Fail, Tally), so that a job's
+// before the job's end is counted (Worker.Fail, RanInline and Tally), so that a job's
 // failure is counted once, with its end, under the lock.
 type Failure int8
 
@@ -54,16 +45,28 @@ const (
 	Panicked          // panicked
 )
 
-// Tally counts, for owner o (and in the pool's totals), what no worker's
-// Next counts: a job that ran inline (inline), failing as f says, or a
-// failure that ended no job (a runtime.Goexit in a dead-letter sink,
-// before the worker's next job started).
-func (s *Scheduler[T, B]) Tally(o *Owner[T, B], inline bool, f Failure) {
+// RanInline counts, for owner o (and in the pool's totals), a job that ran
+// inline, on the goroutine of the job that submitted it: it was never
+// held, so its count needs no lock. A pool counts it before it tallies
+// the job's failure, if it failed, so that Failed never runs ahead of the
+// jobs that ended.
+func (s *Scheduler[T, B]) RanInline(o *Owner[T, B]) {
+	s.inline.Add(1)
+	if o != &s.own { // the pool's own jobs count in the totals alone
+		o.inline.Add(1)
+	}
+}
+
+// Tally counts, for owner o (and in the pool's totals), a failure f that
+// no worker's Next counts: a job's that ran inline, or one that ended no
+// job (a runtime.Goexit in a dead-letter sink, before the worker's next
+// job started).
+func (s *Scheduler[T, B]) Tally(o *Owner[T, B], f Failure) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.done.tally(inline, f)
-	if o != &s.own { // the pool's own jobs count in the totals alone
-		o.done.tally(inline, f)
+	s.done.failed(f)
+	if o != &s.own {
+		o.done.failed(f)
 	}
 }
 

@@ -3,6 +3,7 @@ package sched
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/crewlib/crew/internal/queue"
 )
@@ -20,6 +21,7 @@ type Owner[T, B any] struct {
 	stop    error                    // the cause of ctx's end, once a dispatch saw it (or StopBatch gave it)
 	ran     int64                    // fair shares: the run time (ns) of its jobs that ended
 	done    Ended                    // the jobs that ended (a batch's; the pool's own count in the scheduler's)
+	inline  atomic.Int64             // the batch's jobs that ran inline (see RanInline), counted without the lock
 	closing bool                     // WaitBatch began
 	pending bool                     // drained counts one: WaitBatch began while a job of the batch was held, and one still is
 	drained sync.WaitGroup           // what WaitBatch waits on (see release)

@@ -46,6 +46,7 @@ package sched
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/crewlib/crew/internal/keys"
 	"github.com/crewlib/crew/internal/queue"
@@ -100,6 +101,8 @@ type Scheduler[T, B any] struct {
 	evicted  []T                     // jobs the backlog evicted, waiting for their dead letters
 
 	free queue.Waiters[task[T, B]] // for blocked Submits: recycled outside the lock, taken under it
+
+	inline atomic.Int64 // the jobs that ran inline (see RanInline), counted without the lock, away from the lines it guards
 }
 
 // Config is what a pool tells its scheduler as it makes it (Init).

@@ -298,8 +298,9 @@ func TestFailuresAreCountedWithTheirJobsEnd(t *testing.T) {
 		if c := s.Counts(); c.Failed != 0 {
 			t.Fatalf("a failure counted before its job ended: %+v", c)
 		}
-		s.Tally(b, true, Failed) // a job run inline that failed
-		s.Tally(s.Own(), true, NoFailure)
+		s.RanInline(b) // a job run inline that failed
+		s.Tally(b, Failed)
+		s.RanInline(s.Own())
 		done := make(chan struct{})
 		go func() {
 			defer close(done)

@@ -12,6 +12,7 @@ import (
 // included.
 type Counts struct {
 	Ended
+	Inline     int64 // jobs that ran inline (see RanInline)
 	Held       int   // jobs accepted and not ended: Queued + Running
 	Queued     int   // jobs accepted and not dispatched yet, wherever they wait
 	Running    int   // jobs dispatched and not ended
@@ -26,8 +27,8 @@ func (s *Scheduler[T, B]) Counts() Counts {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c := Counts{
-		Ended: s.done,
-		Held:  s.held, Queued: s.held - s.running,
+		Ended: s.done, Inline: s.inline.Load(),
+		Held: s.held, Queued: s.held - s.running,
 		Running: s.running, Blocked: s.nblocked, Live: len(s.workers),
 		Backlogged: s.queuedIn,
 	}
@@ -60,6 +61,7 @@ func (s *Scheduler[T, B]) PerWorker(dst []WorkerCount) []WorkerCount {
 // BatchCounts is a snapshot of a batch's scheduling counters.
 type BatchCounts struct {
 	Ended
+	Inline  int64 // jobs that ran inline (see RanInline)
 	Queued  int   // jobs accepted and not dispatched yet
 	Running int   // jobs dispatched and not ended
 	RunTime int64 // fair shares: the run time (ns) of its jobs that ended
@@ -72,6 +74,7 @@ func (s *Scheduler[T, B]) BatchCounts(b *Owner[T, B]) BatchCounts {
 	defer s.mu.Unlock()
 	return BatchCounts{
 		Ended:   b.done,
+		Inline:  b.inline.Load(),
 		Queued:  b.flow.waiting,
 		Running: b.flow.running,
 		RunTime: b.ran,
