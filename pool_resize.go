@@ -23,8 +23,7 @@ func (p *Pool[T]) Resize(n int) {
 	if p.rec != nil {
 		now = p.clock()
 	}
-	_, made, _ := p.s.Resize(n, now)
-	for _, r := range made {
+	for _, r := range p.s.Resize(n, now) {
 		newWorker(p, r).start()
 	}
 }

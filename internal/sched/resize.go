@@ -7,17 +7,17 @@ import "math"
 // new workers, which it returns for the pool to start their goroutines:
 // each takes jobs once it first calls Next. Shrinking retires the last
 // workers: an idle one exits as its Next returns, a busy one once it has
-// run the jobs it holds. The pool's workers are then the first kept of
-// those it had, followed by made. Resize reports !changed, and changes
-// nothing, once Shut began or if the pool has n workers already. now is
+// run the jobs it holds. The pool's workers are then the first n of
+// those it had (all of them, if it grew), followed by made. Resize changes
+// nothing once Shut began or if the pool has n workers already. now is
 // the pool's clock (WithMetrics), or 0. The pool calls Resize from one
 // goroutine at a time: only Resize changes the workers.
-func (s *Scheduler[T, B]) Resize(n int, now int64) (kept int, made []*Worker[T, B], changed bool) {
+func (s *Scheduler[T, B]) Resize(n int, now int64) (made []*Worker[T, B]) {
 	s.mu.Lock()
 	closed, workers := s.drained != nil, s.workers
 	s.mu.Unlock()
 	if closed || n == len(workers) {
-		return 0, nil, false
+		return nil
 	}
 	// What grows is made before the lock is taken: the new workers, the
 	// slices that hold them.
@@ -36,7 +36,7 @@ func (s *Scheduler[T, B]) Resize(n int, now int64) (kept int, made []*Worker[T, 
 	s.mu.Lock()
 	if s.drained != nil { // Shut began meanwhile: the workers stay as they are
 		s.mu.Unlock()
-		return 0, nil, false
+		return nil
 	}
 	if n > len(workers) {
 		s.idle.grow(room)
@@ -58,14 +58,13 @@ func (s *Scheduler[T, B]) Resize(n int, now int64) (kept int, made []*Worker[T, 
 	s.reopen()
 	s.tick(now)
 	s.admit(&a)
-	kept = min(len(workers), n)
-	made = s.workers[kept:]
+	made = s.workers[min(len(workers), n):]
 	s.mu.Unlock()
 	s.run(&a)
 	for _, w := range retired {
 		close(w.wake)
 	}
-	return kept, made, true
+	return made
 }
 
 // bound returns the pool's bound for n workers of perWorker jobs each: 0

@@ -322,9 +322,10 @@ func TestFailuresAreCountedWithTheirJobsEnd(t *testing.T) {
 func TestResizeGrowsAndRetires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newTest(1, 1)
-		kept, made, changed := s.Resize(3, 0)
-		if !changed || kept != 1 || len(made) != 2 || len(s.Workers()) != 3 {
-			t.Fatalf("Resize(3) = %d, %d made, %v; want 1 kept, 2 made", kept, len(made), changed)
+		first := s.Workers()[0]
+		made := s.Resize(3, 0)
+		if ws := s.Workers(); len(made) != 2 || len(ws) != 3 || ws[0] != first || ws[1] != made[0] {
+			t.Fatalf("Resize(3) made %d, workers %d; want the one kept, then 2 made", len(made), len(ws))
 		}
 		// The bound follows the workers: 3 jobs now.
 		for i := range 3 {
@@ -342,8 +343,8 @@ func TestResizeGrowsAndRetires(t *testing.T) {
 		if n := s.Idle(); n != 3 {
 			t.Fatalf("idle = %d, want 3", n)
 		}
-		if _, _, changed := s.Resize(1, 0); !changed {
-			t.Fatal("Resize(1) changed nothing")
+		if made := s.Resize(1, 0); len(made) != 0 || len(s.Workers()) != 1 {
+			t.Fatal("Resize(1) did not leave one worker")
 		}
 		for i := 1; i < 3; i++ {
 			for range outs[i] { // a retired worker's Next returns false: run closes its channel
@@ -356,7 +357,7 @@ func TestResizeGrowsAndRetires(t *testing.T) {
 			t.Fatalf("counts = %+v, want 3 completed, 1 live", c)
 		}
 		s.Shut(errors.New("closed"))
-		if _, _, changed := s.Resize(2, 0); changed {
+		if made := s.Resize(2, 0); len(made) != 0 || len(s.Workers()) != 1 {
 			t.Fatal("Resize after Shut changed the workers")
 		}
 		s.Dismiss()
