@@ -18,7 +18,7 @@ import (
 // of each (rec), which every grant carries back (sched.Grant.Owner).
 type owner[T any] struct {
 	pool          *Pool[T]
-	rec           *sched.Owner[T, *owner[T]] // the scheduler's record: the pool's own (Scheduler.Own), or the batch's (Batch.record)
+	rec           *sched.Owner[T, *owner[T]] // the scheduler's record: the pool's own (Scheduler.Own), or the batch's (Batch.slot)
 	cancel        context.CancelCauseFunc    // cancels the context its jobs derive from
 	sink          func(DeadLetter)           // the sink of its skipped jobs, or nil: not sent (a batch's is the pool's, unless it has its own)
 	tenant        string                     // WithTenant: the label of its jobs' run times, "" for none

@@ -135,6 +135,7 @@ func (b *Batch[T]) Submit(ctx context.Context, job T) error {
 	// The common case written out, as Pool.Submit writes out the pool's
 	// own: a call less per job, 2-3 ns of a no-op job's 58-63
 	// (BenchmarkBatchSubmit/batch); everything else is owner.submit's.
+	// Change both copies together.
 	o, p := &b.owner, b.pool
 	if ctx == nil || p.rec != nil || p.isNil != nil && p.isNil(job) || ctx.Err() != nil {
 		return o.submit("Batch.Submit", ctx, job)

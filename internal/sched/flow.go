@@ -17,7 +17,7 @@ import (
 // guards a flow.
 type flow[T, B any] struct {
 	q       queue.Ring[queued[T, B]] // jobs waiting in this flow's queue, oldest first, each with its number and its own flow
-	waiting int                      // the flow's jobs waiting to be dispatched, in its queue or (fifo) the pool's own
+	waiting int                      // the flow's jobs waiting to be dispatched, in its queue or (fifo) the pool's own; read for a batch's only (held, BatchCounts)
 	running int                      // jobs dispatched and not ended; not counted for the pool's own flow (see countRun)
 	limit   int                      // the most jobs running at once, or 0
 	at      int                      // 1 + the flow's index in its order's heap, or 0 while it is not there

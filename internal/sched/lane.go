@@ -73,7 +73,9 @@ func (s *Scheduler[T, B]) laneTake(q *flow[T, B], w *Worker[T, B]) Grant[T, B] {
 			s.order.fix(f) // alone in the order and still runnable, it stays where it is
 		}
 	}
-	w.start = max(e.at, s.now)
+	if s.stamp {
+		w.start = max(e.at, s.now)
+	}
 	return Grant[T, B]{job: e.job, f: f, at: e.at, skip: skip}
 }
 
@@ -90,7 +92,9 @@ func (s *Scheduler[T, B]) lanePlace(t task[T, B], a *after[T, B]) {
 		w := s.takeIdle()
 		s.countRun(f, 1)
 		s.running++
-		w.start = max(t.at, s.now)
+		if s.stamp {
+			w.start = max(t.at, s.now)
+		}
 		a.grant(w, Grant[T, B]{job: t.job, f: f, at: t.at})
 		return
 	}

@@ -64,8 +64,10 @@ type Scheduler[T, B any] struct {
 
 	// What every job reads or writes, laid out for the fast lane: the
 	// lock and the counts on one cache line (for a Scheduler that starts
-	// on a line, as a Pool's does), the pool's own queue on the next, the
-	// order and the counts of ends on a third.
+	// on a line, as a Pool's does); the pool's own flow (its queue and
+	// counts) on the next ones, followed by the rest of its record, which
+	// the pool's own jobs leave alone; then the order and the counts of
+	// ends.
 	lane     bool   // the fast lane is open: see reopen
 	stamp    bool   // jobs carry when they were accepted (WithMetrics, no backlog mailbox)
 	held     int    // jobs accepted and not ended
@@ -75,7 +77,7 @@ type Scheduler[T, B any] struct {
 	nblocked int    // the Submits blocked
 	nidle    int    // the workers in idle
 
-	own      Owner[T, B] // the pool's own jobs: its queue on a line of its own
+	own      Owner[T, B] // the pool's own jobs: its flow first, on lines of its own
 	order    order[T, B] // the runnable flows but the pool's own (batches, keys)
 	done     Ended       // the jobs that ended (counted with held)
 	queuedIn int64       // jobs that waited in a flow rather than going straight to an idle worker

@@ -117,7 +117,9 @@ func (s *Scheduler[T, B]) dispatched(t task[T, B], skip skipCause, w *Worker[T, 
 		w.charged, w.timed = s.fair.charge(sh)
 		w.timed = w.timed || s.stamp // the worker times every job anyway
 	}
-	w.start = max(t.at, s.now)
+	if s.stamp {
+		w.start = max(t.at, s.now)
+	}
 	return Grant[T, B]{job: t.job, f: t.f, at: t.at, skip: skip}
 }
 

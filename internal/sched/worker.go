@@ -14,8 +14,8 @@ import (
 // it a job.
 
 // A Worker is the scheduler's record of one of the pool's workers. The
-// pool runs a goroutine per Worker, which calls Next in a loop; the fields
-// but index, wake and waited are the scheduler's, under its lock.
+// pool runs a goroutine per Worker, which calls Next in a loop; each field
+// says whose it is where it is not the scheduler's, under its lock.
 type Worker[T, B any] struct {
 	job       Grant[T, B]   // the job it holds: taken in Next, or granted while it was idle
 	wake      chan struct{} // cap 1: signalled once a job is granted to the idle worker; closed to stop it
