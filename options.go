@@ -226,7 +226,10 @@ func WithoutPanicRecovery() Option {
 // submitters run further ahead of the workers, and, first come, first
 // served, lets one client's burst delay every other client's jobs by its
 // whole length (the benchmark report's advice "default bound" checks this
-// on your machine). The bound follows the workers as Resize changes them.
+// on your machine). A pool WithFairShare keeps a job per worker of room
+// beside the bound, for the shares that hold fewer jobs than it has
+// workers (see WithFairShare): it holds at most workers×(2+n) jobs. The
+// bound follows the workers as Resize changes them.
 // It is held whole on every platform; where workers×(1+n) is too large
 // for an int (math.MaxInt, or a large n on a 32-bit platform), the pool
 // has no bound of its own, as with a mailbox, rather than a smaller one.

@@ -39,7 +39,8 @@ const DefaultQueueSize = 2
 // Bound. A pool holds at most workers×(1+DefaultQueueSize) jobs, counting
 // those running (WithQueueSize changes it); Submit blocks while it is full,
 // and blocked Submits take the room that opens in the order they came
-// (WithFairShare: share by share, in turn, each share's in order). A
+// (WithFairShare: share by share, in turn, each share's in order, with
+// room beside the bound for a share that holds little). A
 // pool with a backlog of your own (WithMailbox) is bounded by it instead,
 // unless WithQueueSize is given too; with a priority backlog, a full pool
 // blocks an urgent Submit too, until a job ends.
@@ -189,9 +190,9 @@ func (p *Pool[T]) Submit(ctx context.Context, job T) error {
 // TrySubmit gives job to the pool if it has room right now, without
 // blocking, and reports whether it did, like errgroup's TryGo. It returns
 // false when the pool is full (or its backlog mailbox refuses the job),
-// closed by Wait, or its context is done. A pool WithFairShare counts as
-// full for a share holding no credit a job per worker early, while
-// another share holding credit has jobs (see WithFairShare).
+// closed by Wait, or its context is done. A pool WithFairShare has a job
+// per worker of room beside its bound for a share holding fewer jobs than
+// it has workers (see WithFairShare).
 func (p *Pool[T]) TrySubmit(job T) bool {
 	if p == nil || p.refused == nil {
 		p.unmade("Pool.TrySubmit")

@@ -11,35 +11,44 @@ import (
 // batches made WithTenant(key) form one share per key, and the pool's own
 // jobs form one share. A freed worker takes the oldest job of the share
 // that has received the least worker time per unit of weight (WithWeight)
-// while it was backlogged. While the pool is full, the room a job's end
-// frees goes to the shares with a blocked Submit in turn, w Submits per
-// turn for a share of weight w, so that a batch whose Submits block from
-// many goroutines cannot hold the others out. So a batch that queues
-// 2,000 jobs gets its share of the workers, not all of them, and a small
-// batch submitted after it overtakes it. A job's cost is its run
-// time: its share is charged its recent mean as the job starts, then the
-// job's measured run time once it ends, so a share whose jobs are running
-// never looks cheaper than a newcomer, and a share of slow jobs gets fewer
-// jobs, not less time.
+// while it was backlogged. So a batch that queues 2,000 jobs gets its
+// share of the workers, not all of them, and a small batch submitted after
+// it overtakes it. A job's cost is its run time: its share is charged its
+// recent mean as the job starts, then the job's measured run time once it
+// ends, so a share whose jobs are running never looks cheaper than a
+// newcomer, and a share of slow jobs gets fewer jobs, not less time.
+//
+// Admission. A share holding fewer jobs (running or waiting) than the pool
+// has workers is light; a new request's share holds none. A light share's
+// Submit is let in beyond the pool's bound, up to a job per worker more,
+// and while the pool is full, the room a job's end frees goes to the light
+// shares' blocked Submits first; a share holding more is let in within the
+// bound only. So a small request's Submits, one after another as a
+// handler's loop makes them, return at once beside a tenant whose queue
+// fills the pool, and its jobs are in the pool, where the fair order puts
+// them, when the next worker frees; and a tenant's queue never holds
+// another share to less than a job per worker. Among the shares of each
+// kind, blocked Submits take turns, w per turn for a share of weight w, so
+// that a batch whose Submits block from many goroutines cannot hold the
+// others out. A pool WithFairShare holds at most its bound plus a job per
+// worker, workers×(2+n) jobs with WithQueueSize(n) (a job's own Submit
+// aside, see Pool.Submit): 32 for 8 workers by default. A noisy tenant still takes every idle
+// worker: the rule decides what waits in the pool, not what runs.
 //
 // A share that was quiet goes first: one that gets a job after using less
 // than its part of the workers lately (a tenant between its requests, a
 // new batch) is credited the run time it left unused, up to the fair
 // window per unit of its weight (DefaultFairWindow; WithFairWindow sets
-// it). Shares holding credit take freed workers, and the room a job's end
-// frees in a full pool, ahead of the shares that hold none, the one that
-// came first first, each until it has run its credit's worth or has no
-// job left; and while such a share has jobs and no worker is idle, a full
-// pool lets the others' jobs in only up to its bound less a job per
-// worker (while that leaves a job per worker), room kept for a request
-// whose Submits come one after another. So a small request beside a
-// tenant with a deep backlog runs nearly as soon as alone on a pool whose
-// backlog holds the burst. On a pool whose bound it finds full, each of
-// its Submits still waits for a job to end, and where every job also
-// waits for a CPU (jobs that compute, a busy machine) it gains little or
-// nothing over first come, first served; the benchmark report's advice
-// "fair share" checks this on your machine. Credit is bounded: all shares together hold at most the window times the
-// workers; a share the pool knows is credited only what it left unused,
+// it). Shares holding credit take freed workers ahead of the shares that
+// hold none, the one that came first first, each until it has run its
+// credit's worth or has no job left. So a small request beside a tenant
+// with a deep backlog runs nearly as soon as alone: a pool does not
+// preempt, so its first jobs wait for the running ones to end, about a
+// job's length at most. Where every job also waits for a CPU (jobs that
+// compute, a busy machine) it gains less over first come, first served;
+// the benchmark report's advice "fair share" checks this on your
+// machine. Credit is bounded: all shares together hold at most the window
+// times the workers; a share the pool knows is credited only what it left unused,
 // and new shares (a new batch, a tenant the pool no longer remembers)
 // together draw on what one more share of weight 1 would receive. A share
 // backlogged all along keeps, over any span of time, at least its

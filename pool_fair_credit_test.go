@@ -187,8 +187,11 @@ func TestManyBurstyTenantsCannotStarveABackloggedOne(t *testing.T) {
 }
 
 // While the pool is full, a quiet tenant's Submits are let in ahead of a
-// backlogged tenant's blocked ones, within the same bound: its request
-// runs on the workers freed next. With no window they take turns.
+// backlogged tenant's blocked ones, and beyond the bound by a job per
+// worker at most: its request runs on the workers freed next. With no
+// window its jobs take turns with the backlogged tenant's. (Before light
+// shares were let in beyond the bound, the quiet request's Submits all
+// blocked, and the pool held its bound, 6.)
 func TestAQuietTenantsBlockedSubmitsAreLetInFirst(t *testing.T) {
 	for _, window := range []time.Duration{-1, 0} {
 		name := map[bool]string{true: "the default window: let in first", false: "no window: in turn"}[window < 0]
@@ -228,12 +231,13 @@ func TestAQuietTenantsBlockedSubmitsAreLetInFirst(t *testing.T) {
 						}))
 					})
 				}
-				// The quiet request's 8 Submits block too, on the full
-				// pool; from now on, as the quiet tenant holds credit,
-				// the pool keeps room for it (see the next starts).
+				// The quiet tenant, light (it holds fewer jobs than the
+				// pool has workers), is let in beyond the bound, a job
+				// per worker more: two of its Submits return at once, the
+				// other six block, ahead of the noisy tenant's.
 				synctest.Wait()
-				assert.Equal(t, 6, crew.PoolHeld(p), "the bound holds")
-				assert.Equal(t, 12, crew.PoolBlocked(p))
+				assert.Equal(t, 8, crew.PoolHeld(p), "the bound and a job per worker")
+				assert.Equal(t, 10, crew.PoolBlocked(p))
 				each.Wait()
 				require.NoError(t, quiet.Wait())
 				starts := log.since(mark)
@@ -364,13 +368,15 @@ func TestATenantSendingRequestsBackToBackIsNotCredited(t *testing.T) {
 	})
 }
 
-// While a share holds credit and no worker is idle, a full pool keeps room
-// for a job per worker: once a quiet request's first Submit got in, a
-// backlogged tenant's blocked Submits fill the pool only up to its bound
-// less a job per worker, and the quiet request's next Submit, coming
-// later, finds room at once. With no window, the backlogged tenant takes
-// every room that frees.
-func TestAFullPoolKeepsRoomForAQuietRequestsNextSubmits(t *testing.T) {
+// A full pool lets a light share (one holding fewer jobs than the pool
+// has workers) in beyond its bound, with or without a window: a quiet
+// request's first Submit returns at once beside a tenant whose blocked
+// Submits fill the pool, and the backlogged tenant, let in within the
+// bound only, leaves the quiet request's job its room as its own jobs
+// end; the quiet request's next Submit, coming later, finds room at once
+// too. (Before, the first Submit waited for a job's end, and with no
+// window the noisy tenant filled the pool again before the second.)
+func TestAFullPoolLetsALightShareInBeyondItsBound(t *testing.T) {
 	for _, window := range []time.Duration{-1, 0} {
 		t.Run(map[bool]string{true: "the default window", false: "no window"}[window < 0], func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -388,23 +394,22 @@ func TestAFullPoolKeepsRoomForAQuietRequestsNextSubmits(t *testing.T) {
 					})
 				}
 				time.Sleep(10*time.Millisecond + time.Microsecond)
+				require.Equal(t, 6, crew.PoolHeld(p), "the noisy tenant fills the pool")
 				quiet, qctx := p.NewBatch(context.Background(), crew.WithTenant("quiet"))
 				long := func(context.Context) error { time.Sleep(20 * time.Millisecond); return nil }
-				require.NoError(t, quiet.Submit(qctx, long)) // waits for a job's end: the pool was full
+				start := time.Now()
+				require.NoError(t, quiet.Submit(qctx, long))
+				assert.Zero(t, time.Since(start), "the quiet request's first Submit waited")
+				assert.Equal(t, 7, crew.PoolHeld(p), "the bound and the quiet request's job")
 				// Five of the noisy tenant's jobs end meanwhile. The half
 				// millisecond keeps this goroutine's wake off the instants
 				// jobs end, whose goroutines would wake with it and run in
 				// any order.
 				time.Sleep(5*time.Millisecond + 500*time.Microsecond)
-				start := time.Now()
+				assert.Equal(t, 6, crew.PoolHeld(p), "the noisy tenant let in within the bound only")
+				start = time.Now()
 				require.NoError(t, quiet.Submit(qctx, long))
-				waited := time.Since(start)
-				if window < 0 {
-					assert.Equal(t, 5, crew.PoolHeld(p), "4 held (the bound less a job per worker) before the second Submit")
-					assert.Zero(t, waited, "the quiet request's second Submit waited")
-				} else {
-					assert.Greater(t, waited, time.Duration(0), "with no window, the noisy tenant filled the pool")
-				}
+				assert.Zero(t, time.Since(start), "the quiet request's second Submit waited")
 				require.NoError(t, quiet.Wait())
 				submitters.Wait()
 				require.NoError(t, noisy.Wait())
@@ -441,5 +446,59 @@ func TestAShareWithNoJobHoldsNoCredit(t *testing.T) {
 		close(gate)
 		require.NoError(t, p.Wait())
 		assert.Empty(t, crew.FairLeftovers(p))
+	})
+}
+
+// The room beside the bound is bounded: with a tenant whose Submits keep
+// the pool full and 100 tenants, each sending requests from a goroutine of
+// its own, a fair pool never holds more than its bound and a job per
+// worker, and it does use that room. Every job lasts a multiple of 100 µs,
+// so that the pool changes only on those instants, where the test looks.
+func TestAFairPoolHoldsAtMostItsBoundAndAJobPerWorker(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const (
+			workers = 4
+			bound   = workers * (1 + crew.DefaultQueueSize)
+			step    = 100 * time.Microsecond
+		)
+		p := fairGroup(workers, -1)
+		var log startLog
+		noisy := startFeed(p, "noisy", 4000, 10*step, &log, crew.WithTenant("noisy"))
+		var tenants sync.WaitGroup
+		var ran atomic.Int64
+		for i := range 100 {
+			tenants.Go(func() {
+				for r := range 3 {
+					time.Sleep(step * time.Duration(1+(i+r)%7))
+					b, bctx := p.NewBatch(context.Background(), crew.WithTenant(fmt.Sprint("tenant", i)))
+					for j := range 2 + (i+r)%9 {
+						assert.NoError(t, b.Submit(bctx, func(context.Context) error {
+							time.Sleep(step * time.Duration(1+j%3))
+							ran.Add(1)
+							return nil
+						}))
+					}
+					assert.NoError(t, b.Wait())
+				}
+			})
+		}
+		done := make(chan struct{})
+		go func() { tenants.Wait(); close(done) }()
+		highest := 0
+		for finished := false; !finished; {
+			time.Sleep(step)
+			synctest.Wait()
+			held := crew.PoolHeld(p)
+			require.LessOrEqual(t, held, bound+workers, "the pool holds %d jobs at %v", held, time.Now())
+			highest = max(highest, held)
+			select {
+			case <-done:
+				finished = true
+			default:
+			}
+		}
+		assert.Greater(t, highest, bound, "the light tenants were let in beyond the bound")
+		t.Logf("the pool held %d jobs at most; the small tenants ran %d jobs", highest, ran.Load())
+		waitFeeds(t, p, noisy)
 	})
 }

@@ -120,10 +120,13 @@ func fairTrace(t *testing.T, opts ...crew.Option) string {
 	return strings.Join(out, "\n") + "\n"
 }
 
-// The order of a fair pool as it was before quiet shares were credited,
-// recorded once (go test -run TestAFairPoolWithNoWindowKeepsItsOrder
-// -update-fair-trace): with a zero window, a fair pool dispatches in that
-// order still.
+// The order of a fair pool with a zero window, recorded (go test -run
+// TestAFairPoolWithNoWindowKeepsItsOrder -update-fair-trace) before quiet
+// shares were credited and again when light shares were let in beyond the
+// bound: a small client's first Submit, which waited for a job's end on
+// the full pool, now gets in at once, so its jobs start earlier, among the
+// noisy and heavy tenants' rather than after them; the dispatch order
+// among the jobs in the pool is unchanged.
 func TestAFairPoolWithNoWindowKeepsItsOrder(t *testing.T) {
 	const golden = "testdata/fair_trace.txt"
 	got := fairTrace(t, crew.WithFairWindow(0))

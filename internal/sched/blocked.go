@@ -105,47 +105,33 @@ func (s *Scheduler[T, B]) extract(b *Owner[T, B]) Refusals[T, B] {
 	return r
 }
 
-// With fair shares and a window, while a share with jobs holds credit
-// and no worker is idle, a full pool keeps room for the shares holding
-// credit: a job of a share that holds none is let in only while the pool
-// holds fewer than plainBound jobs, the bound less a job per worker (while
-// that leaves a job per worker), so that a quiet share's Submits, one
-// after another, find the room a job's end freed waiting for them, rather
-// than taken by a backlogged share's blocked Submit. (A share holds credit
-// only while it has a job: see fairness.idled.)
+// With fair shares and a bound, a share holding fewer jobs than the pool
+// has workers (light: see fairness.light) is let in beyond the bound, up
+// to a job per worker more (fairness.most), and its blocked Submits go
+// before the others'; a share holding more waits for room within the
+// bound, its blocked Submits behind every light share's. So a new
+// request's Submits, one after another, find room at once beside a
+// tenant whose queue fills the pool, and its jobs are in the pool, where
+// the fair order puts them, when the next worker frees; and a share is
+// never held to less than a job per worker by others' queues.
 
-// plainBound returns the most jobs the pool holds for a share holding no
-// credit, with fair shares and a window. s.mu is held.
-func (s *Scheduler[T, B]) plainBound() int {
-	if s.fair.holders == 0 || s.nidle > 0 {
-		return s.limit
+// fairFull reports whether a Submit of share sh finds a pool with fair
+// shares and a bound full: for a light share, at the bound and the room
+// beside it, or with a light share's Submit (its own too) blocked; for
+// another, at the bound, or with any Submit blocked. s.mu is held.
+func (s *Scheduler[T, B]) fairFull(sh *share[T, B]) bool {
+	if s.fair.light(sh) {
+		return s.held >= s.fair.most || s.fair.ahead.Len() > 0 || sh.waiting.Len() > 0
 	}
-	n := len(s.workers)
-	return min(s.limit, max(s.limit-n, n))
-}
-
-// fairFull reports whether a job of flow f, offered to a pool with fair
-// shares, a window and a bound, finds the pool full: for a share that will
-// hold credit, at its bound, or with its own Submits or another such
-// share's blocked; for one that will hold none, at plainBound or with a
-// Submit blocked. s.mu is held.
-func (s *Scheduler[T, B]) fairFull(f *flow[T, B]) bool {
-	plain := s.held >= s.plainBound() || s.nblocked > 0
-	if !plain {
-		return false
-	}
-	if sh := f.share; sh.waiting.Len() == 0 && s.fair.willHold(sh) {
-		return s.held >= s.limit || s.fair.ahead.Len() > 0
-	}
-	return plain
+	return s.held >= s.limit || s.nblocked > 0
 }
 
 // admitBound returns the most jobs the pool holds as it lets blocked
-// Submit w in: plainBound for a share holding no credit, with fair shares
-// and a window. s.mu is held.
+// Submit w in: with fair shares, beyond the bound for a light share's.
+// s.mu is held.
 func (s *Scheduler[T, B]) admitBound(w *queue.Waiter[task[T, B]]) int {
-	if s.fair != nil && s.fair.window > 0 && !w.Msg.f.share.links.In(&s.fair.ahead) {
-		return s.plainBound()
+	if s.fair != nil && s.fair.light(w.Msg.f.share) {
+		return s.fair.most
 	}
 	return s.limit
 }

@@ -69,19 +69,6 @@ func (fq *fairness[T, B]) owed(s *share[T, B]) float64 {
 	return min(fq.window*float64(s.weight), max(0, (fq.clock-s.vt)*float64(s.weight)))
 }
 
-// willHold reports whether share s, with no Submit blocked, holds credit
-// for a job it gets now, once placed (see place), without placing it.
-func (fq *fairness[T, B]) willHold(s *share[T, B]) bool {
-	if s.queued > 0 || s.credit >= fq.owed(s) { // not placed anew, or placed with no more credit
-		return fq.credited(s)
-	}
-	room := fq.bankCap - fq.lent
-	if !s.known {
-		room = min(room, fq.bank)
-	}
-	return room > 0
-}
-
 // idled is called as share s may have run out of jobs: a share with no job
 // holds no credit, which it gives back (to the bank, for new shares).
 func (fq *fairness[T, B]) idled(s *share[T, B]) {
@@ -117,11 +104,4 @@ func (fq *fairness[T, B]) setCredit(s *share[T, B], c float64) {
 		}
 	}
 	s.credit = c
-}
-
-// credited reports whether share s holds credit for more than the
-// estimated run time of the jobs it has waiting: its blocked Submits then
-// take their turns ahead (see fairness).
-func (fq *fairness[T, B]) credited(s *share[T, B]) bool {
-	return s.credit > float64(s.queued)*float64(fq.estimate(s))
 }

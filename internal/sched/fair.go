@@ -1,6 +1,7 @@
 package sched
 
 import (
+	"math"
 	"time"
 
 	"github.com/crewlib/crew/internal/queue"
@@ -89,7 +90,9 @@ type cost struct {
 type fairness[T, B any] struct {
 	runnable heap[*share[T, B]]      // the shares with a runnable flow
 	blocked  queue.List[share[T, B]] // the shares with a blocked Submit, in their turns
-	ahead    queue.List[share[T, B]] // the same, for shares holding credit: their turns come first
+	ahead    queue.List[share[T, B]] // the same, for light shares (see light): their turns come first
+	workers  int                     // the pool's workers: a share holding fewer jobs is light
+	most     int                     // the most jobs the pool holds: its bound and a job per worker (see Scheduler.fairFull), or 0 for no bound
 	tenants  map[string]*share[T, B] // the tenants' shares with a batch not finished, or resting
 	resting  queue.List[share[T, B]] // the tenants' shares with no batch that the pool remembers, oldest first (see leave)
 	plain    int                     // the runnable shares that hold no credit
@@ -105,22 +108,37 @@ type fairness[T, B any] struct {
 	bankCap float64 // the most credit the shares hold at once, and the bank holds: window × workers
 }
 
-func newFairness[T, B any](own *flow[T, B], window int64, workers int) *fairness[T, B] {
+func newFairness[T, B any](own *flow[T, B], window int64, workers, limit int) *fairness[T, B] {
 	fq := &fairness[T, B]{
 		runnable: heap[*share[T, B]]{less: (*share[T, B]).before, at: func(s *share[T, B]) *int { return &s.at }},
 		tenants:  make(map[string]*share[T, B]),
 		window:   float64(window),
 	}
-	fq.resize(workers)
+	fq.resize(workers, limit)
 	fq.bank = fq.bankCap
 	own.share = newShare[T, B](1) // the pool's own jobs
 	return fq
 }
 
-// resize sets the cap on credit for a pool of n workers.
-func (fq *fairness[T, B]) resize(n int) {
+// resize sets the cap on credit and the room beside the bound for a pool
+// of n workers and the bound limit (0 for none).
+func (fq *fairness[T, B]) resize(n, limit int) {
+	fq.workers = n
+	fq.most = 0
+	if limit > 0 {
+		fq.most = limit + min(n, math.MaxInt-limit)
+	}
 	fq.bankCap = fq.window * float64(n)
 	fq.bank = min(fq.bank, fq.bankCap)
+	var moved []*share[T, B] // the blocked shares that a new count of workers put in the other line
+	fq.eachBlocked(func(s *share[T, B]) {
+		if fq.lineOf(s) != fq.line(s) {
+			moved = append(moved, s)
+		}
+	})
+	for _, s := range moved {
+		fq.requeue(s, fq.lineOf(s))
+	}
 }
 
 // join puts the flow of a new batch in a share: s, a share of its own, or

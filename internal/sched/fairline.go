@@ -3,37 +3,66 @@ package sched
 import "github.com/crewlib/crew/internal/queue"
 
 // The lines of Submits blocked on a full pool with fair shares: one per
-// share, the shares taking turns (weighted round robin), those holding
-// credit ahead of the others (see fairness).
+// share, the shares taking turns (weighted round robin), the light ones
+// (see light) ahead of the others, and let in beyond the bound (see
+// Scheduler.fairFull).
+
+// light reports whether share s holds fewer jobs (running, or waiting in
+// its flows) than the pool has workers.
+func (fq *fairness[T, B]) light(s *share[T, B]) bool { return s.running+s.queued < fq.workers }
+
+// lineOf returns the line share s, which has a blocked Submit, belongs in
+// by the jobs it holds.
+func (fq *fairness[T, B]) lineOf(s *share[T, B]) *queue.List[share[T, B]] {
+	if fq.light(s) {
+		return &fq.ahead
+	}
+	return &fq.blocked
+}
 
 // block puts w, a Submit blocked on a full pool, in line: its share joins
-// the blocked ones, last, if it was not among them (ahead of them, if it
-// holds credit).
+// its line (see lineOf), last, if it was not in one.
 func (fq *fairness[T, B]) block(w *queue.Waiter[task[T, B]], seq uint64) {
 	s := w.Msg.f.share
 	fq.wake(s, seq)
 	if s.waiting.Len() == 0 {
 		s.turns = s.weight
-		if fq.credited(s) {
-			fq.ahead.PushBack(&s.links)
-		} else {
-			fq.blocked.PushBack(&s.links)
-		}
+		fq.lineOf(s).PushBack(&s.links)
 	}
 	s.waiting.PushBack(&w.Links)
 }
 
 // nextBlocked returns the blocked Submit that the room a job frees goes to
-// next, or nil if there is none: the oldest of the share whose turn it is.
+// next, or nil if there is none: the oldest of the share whose turn it is,
+// among the light shares first. A share ahead that is no longer light (a
+// job's own Submit went beyond the bound) joins the others first.
 func (fq *fairness[T, B]) nextBlocked() *queue.Waiter[task[T, B]] {
-	s := fq.ahead.Front()
-	if s == nil {
-		s = fq.blocked.Front()
+	for s := fq.ahead.Front(); s != nil; s = fq.ahead.Front() {
+		if fq.light(s) {
+			return s.waiting.Front()
+		}
+		fq.requeue(s, &fq.blocked)
 	}
-	if s != nil {
+	if s := fq.blocked.Front(); s != nil {
 		return s.waiting.Front()
 	}
 	return nil
+}
+
+// requeue moves share s, which has a blocked Submit, to the back of line
+// l, with a new turn.
+func (fq *fairness[T, B]) requeue(s *share[T, B], l *queue.List[share[T, B]]) {
+	fq.line(s).Remove(&s.links)
+	s.turns = s.weight
+	l.PushBack(&s.links)
+}
+
+// lightened is called as a job of share s ends (or is skipped): if s has a
+// blocked Submit and became light, it moves ahead.
+func (fq *fairness[T, B]) lightened(s *share[T, B]) {
+	if s.waiting.Len() > 0 && s.links.In(&fq.blocked) && fq.light(s) {
+		fq.requeue(s, &fq.ahead)
+	}
 }
 
 // line returns the list of blocked shares that s, which has a blocked
@@ -45,9 +74,9 @@ func (fq *fairness[T, B]) line(s *share[T, B]) *queue.List[share[T, B]] {
 	return &fq.blocked
 }
 
-// admitted takes w, the Submit nextBlocked returned, out of its share's
-// line: its share's turn ends after weight of them, and its place ahead
-// once it has admitted as much as its credit pays for.
+// admitted takes w, the Submit nextBlocked returned, whose job the pool
+// now holds, out of its share's line: its share's turn ends after weight
+// of them, and its place ahead once it is no longer light.
 func (fq *fairness[T, B]) admitted(w *queue.Waiter[task[T, B]]) {
 	s := w.Msg.f.share
 	s.waiting.Remove(&w.Links)
@@ -55,14 +84,10 @@ func (fq *fairness[T, B]) admitted(w *queue.Waiter[task[T, B]]) {
 	switch s.turns--; {
 	case s.waiting.Len() == 0:
 		l.Remove(&s.links)
-	case l == &fq.ahead && !fq.credited(s):
-		s.turns = s.weight
-		l.Remove(&s.links)
-		fq.blocked.PushBack(&s.links)
+	case l == &fq.ahead && !fq.light(s):
+		fq.requeue(s, &fq.blocked)
 	case s.turns == 0:
-		s.turns = s.weight
-		l.Remove(&s.links)
-		l.PushBack(&s.links)
+		fq.requeue(s, l)
 	}
 }
 

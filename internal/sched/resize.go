@@ -53,7 +53,7 @@ func (s *Scheduler[T, B]) Resize(n int, now int64) (made []*Worker[T, B]) {
 	s.idle.shrunk(n)
 	s.limit = bound(n, s.perWorker)
 	if s.fair != nil {
-		s.fair.resize(n)
+		s.fair.resize(n, s.limit)
 	}
 	s.reopen()
 	s.tick(now)

@@ -175,7 +175,7 @@ func (s *Scheduler[T, B]) Init(c Config[T, B]) {
 	s.onLost, s.stamp = c.OnLost, c.Stamp
 	s.idle.firstIdle = c.FirstIdle
 	if c.Fair {
-		s.fair = newFairness(&s.own.flow, c.FairWindow, c.Workers)
+		s.fair = newFairness(&s.own.flow, c.FairWindow, c.Workers, s.limit)
 	}
 	if c.Keys != nil {
 		s.keyed = keys.NewTable(c.Keys, func(slot int) *flow[T, B] {

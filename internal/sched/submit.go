@@ -79,8 +79,8 @@ func (s *Scheduler[T, B]) offer(t task[T, B], mode Mode, stop error, a *after[T,
 		return BatchStopped, nil, nil
 	}
 	full := s.limit > 0 && s.held >= s.limit || s.nblocked > 0
-	if s.fair != nil && s.fair.window > 0 && s.limit > 0 && mode != FromJob {
-		full = s.fairFull(t.f)
+	if s.fair != nil && s.limit > 0 && mode != FromJob {
+		full = s.fairFull(t.f.share)
 	}
 	if full {
 		switch {

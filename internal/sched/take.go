@@ -170,13 +170,17 @@ func up(int) bool { return true }
 // key), and its room goes to the blocked Submits. s.mu is held.
 func (s *Scheduler[T, B]) end(w *Worker[T, B], ran int64, a *after[T, B]) {
 	g := &w.job
-	if sh := g.f.share; sh != nil && g.skip == noSkip {
+	sh := g.f.share
+	if sh != nil && g.skip == noSkip {
 		ran = s.fair.settle(sh, w.charged, ran, w.timed)
 		if b := g.f.batch; b != nil {
 			b.ran += ran
 		}
 	}
 	s.countOut(w)
+	if sh != nil {
+		s.fair.lightened(sh)
+	}
 	if s.nblocked > 0 {
 		s.admit(a)
 	}
