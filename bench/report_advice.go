@@ -84,12 +84,12 @@ func (r *report) advices() []advice {
 	fair := advice{id: "fair share", where: "README (Long-lived pools, Tenants), doc.go (Long-lived pools)",
 		says: "WithFairShare, a tenant per client, keeps small requests' p99 below first come, first served's beside a noisy client: any jobs on a backlog that holds the noisy request, jobs that wait on the default bound while the CPUs have room"}
 	for i, pool := range pools {
-		for _, job := range tenantsJobs {
-			if job.spins && i == 0 {
+		for _, t := range tenantsTables() {
+			if t.loaded || t.job.spins && i == 0 {
 				continue // CPU-bound jobs on the default bound: every job waits for a CPU too (see the README)
 			}
-			f, fcfs := r.tenantsOf(job.name, pool.fair), r.tenantsOf(job.name, pool.fcfs)
-			fair.checks = append(fair.checks, adviceCheck{fmt.Sprintf("%s, %s: fair vs first come, first served, p99", job.name, pool.what),
+			f, fcfs := r.tenantsOf(t, pool.fair), r.tenantsOf(t, pool.fcfs)
+			fair.checks = append(fair.checks, adviceCheck{fmt.Sprintf("%s, %s: fair vs first come, first served, p99", t.name(), pool.what),
 				inMs(f.noisy.p99), inMs(fcfs.noisy.p99), "ms"})
 		}
 	}
@@ -99,9 +99,12 @@ func (r *report) advices() []advice {
 		small, roomy := pools[0], pools[1]
 		bound := advice{id: "default bound", where: "WithQueueSize's godoc, README (Long-lived pools)",
 			says: "without WithFairShare, keep the default bound rather than a backlog that holds a noisy request: a small bound keeps the delay behind a burst low"}
-		for _, job := range tenantsJobs {
-			bound.checks = append(bound.checks, adviceCheck{fmt.Sprintf("%s: first come, first served's p99 with the noisy client, %s vs %s", job.name, small.what, roomy.what),
-				inMs(r.tenantsOf(job.name, small.fcfs).noisy.p99), inMs(r.tenantsOf(job.name, roomy.fcfs).noisy.p99), "ms"})
+		for _, t := range tenantsTables() {
+			if t.loaded {
+				continue
+			}
+			bound.checks = append(bound.checks, adviceCheck{fmt.Sprintf("%s: first come, first served's p99 with the noisy client, %s vs %s", t.name(), small.what, roomy.what),
+				inMs(r.tenantsOf(t, small.fcfs).noisy.p99), inMs(r.tenantsOf(t, roomy.fcfs).noisy.p99), "ms"})
 		}
 		add(bound)
 	}

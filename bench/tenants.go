@@ -68,6 +68,53 @@ func (j tenantsJob) run() func(n int) {
 	return func(n int) { time.Sleep(time.Duration(n)) }
 }
 
+// A tenantsShape is how the small clients' requests fall in time: spread
+// out (each client starts after a pause of its own), or starting together,
+// round after round, so that their requests collide with each other as
+// well as with the noisy client's.
+type tenantsShape struct {
+	name     string // as the report's headings write it
+	together bool
+}
+
+// tenantsShapes are the main tables' shapes, a table each.
+var tenantsShapes = []tenantsShape{
+	{"clients spread out", false},
+	{"clients starting together", true},
+}
+
+// A tenantsTable is one of the main tables: a kind of job, a shape, and
+// whether CPU-bound processes ran beside it (startLoad).
+type tenantsTable struct {
+	job    tenantsJob
+	shape  tenantsShape
+	loaded bool
+}
+
+// tenantsTables returns the main tables, in report order: each kind of
+// job and shape on a quiet machine, then the same beside CPU-bound
+// processes. The targets read the former only.
+func tenantsTables() []tenantsTable {
+	var ts []tenantsTable
+	for _, loaded := range []bool{false, true} {
+		for _, job := range tenantsJobs {
+			for _, shape := range tenantsShapes {
+				ts = append(ts, tenantsTable{job, shape, loaded})
+			}
+		}
+	}
+	return ts
+}
+
+// name names table t in the report's headings.
+func (t tenantsTable) name() string {
+	s := t.job.name + ", " + t.shape.name
+	if t.loaded {
+		s += ", beside " + loadName(true)
+	}
+	return s
+}
+
 // The names of the crew contenders on the default bound; tenantsRoomy
 // names them on the backlog that holds a noisy request.
 const (
@@ -128,9 +175,10 @@ func crewStart(fair bool, opts ...crew.Option) func(workers int) batcher {
 }
 
 // tenantsResult is one contender's figures without the noisy client and
-// with it, for one kind of job (empty in the crowd table).
+// with it, in one of the main tables (none in the crowd table).
 type tenantsResult struct {
-	name, job    string
+	name         string
+	table        tenantsTable
 	alone, noisy tenantsFigures
 }
 
@@ -172,42 +220,54 @@ func (s *tenantsSamples) figures() tenantsFigures {
 		median(s.noisyJobsPerS), median(s.jobsPerS), int(median(s.requests))}
 }
 
-// tenants runs the main tables: for each kind of job of tenantsJobs, the
-// small clients through each contender with workers workers for d, first
-// alone, then beside the noisy client. It does so runs times, each run
-// with its own seeds for the clients' requests, the same for every
-// contender within the run, the contenders one after another within each
-// kind and setting of each run, and reports the median of each figure
-// over the runs. It returns the results, by kind then contender, the
-// measured spin rate, and how long the sleeping jobs' time.Sleep took.
+// tenants runs the main tables (tenantsTables): for each, the small
+// clients through each contender with workers workers for d, first alone,
+// then beside the noisy client. It does so runs times, each run with its
+// own seeds for the clients' requests, the same for every contender
+// within the run, the contenders one after another within each table and
+// setting of each run (the loaded tables with CPU-bound processes started
+// for them), and reports the median of each figure over the runs. It
+// returns the results, by table then contender, the measured spin rate,
+// and how long the sleeping jobs' time.Sleep took.
 func tenants(workers, runs int, d time.Duration, progress func(string)) ([]tenantsResult, float64, time.Duration) {
 	cs := tenantContenders(workers)
 	runtime.GC()
 	perMicro := spinsPerMicrosecond()
 	slept := measureSleep(tenantsJobs[0].d)
-	// samples[kind][setting][contender]; setting 0 is alone, 1 with the
+	tables := tenantsTables()
+	// samples[table][setting][contender]; setting 0 is alone, 1 with the
 	// noisy client.
-	samples := make([][2][]tenantsSamples, len(tenantsJobs))
+	samples := make([][2][]tenantsSamples, len(tables))
 	for k := range samples {
 		for s := range samples[k] {
 			samples[k][s] = make([]tenantsSamples, len(cs))
 		}
 	}
 	for run := range runs {
-		for k, job := range tenantsJobs {
-			for setting, noisy := range []bool{false, true} {
-				for i, c := range cs {
-					progress(fmt.Sprintf("run %d/%d, %s, %s: %s", run+1, runs, job.name, settingName(noisy), c.name))
-					runtime.GC()
-					samples[k][setting][i].add(runThinking(c.start(workers), job, perMicro, run, d, noisy))
+		for _, loaded := range []bool{false, true} {
+			stop := func() {}
+			if loaded {
+				stop = startLoad()
+			}
+			for k, t := range tables {
+				if t.loaded != loaded {
+					continue
+				}
+				for setting, noisy := range []bool{false, true} {
+					for i, c := range cs {
+						progress(fmt.Sprintf("run %d/%d, %s, %s: %s", run+1, runs, t.name(), settingName(noisy), c.name))
+						runtime.GC()
+						samples[k][setting][i].add(runThinking(c.start(workers), t, perMicro, run, d, noisy))
+					}
 				}
 			}
+			stop()
 		}
 	}
 	var out []tenantsResult
-	for k, job := range tenantsJobs {
+	for k, t := range tables {
 		for i, c := range cs {
-			out = append(out, tenantsResult{c.name, job.name, samples[k][0][i].figures(), samples[k][1][i].figures()})
+			out = append(out, tenantsResult{c.name, t, samples[k][0][i].figures(), samples[k][1][i].figures()})
 		}
 	}
 	return out, perMicro, slept
@@ -236,13 +296,18 @@ func settingName(noisy bool) string {
 
 // runThinking runs the tenantsClients small clients through b for about
 // d, and, if noisy, the noisy client beside them, started first, with jobs
-// of kind job; then it stops the noisy client and closes b. Each small
-// client is tenant "client 1", "client 2" and so on; it waits a pause of
-// up to tenantsThink, then sends a request, waits for it and thinks for
-// tenantsThink, and so on, as long as its next request would start within
-// d of the start. The sizes of its requests and its first pause come from
-// the run's seed and the client's number.
-func runThinking(b batcher, job tenantsJob, perMicro float64, run int, d time.Duration, noisy bool) tenantsRun {
+// of table t's kind, in its shape; then it stops the noisy client and
+// closes b. Each small client is tenant "client 1", "client 2" and so on.
+// Spread out, it waits a pause of up to tenantsThink, then sends a
+// request, waits for it and thinks for tenantsThink, and so on; starting
+// together, it sends a request at the start and at each multiple of
+// tenantsThink after it that finds its last request returned, so that
+// every client's requests start at the same instants. Either way it goes
+// on as long as its next request would start within d of the start. The
+// sizes of its requests and its first pause come from the run's seed and
+// the client's number.
+func runThinking(b batcher, t tenantsTable, perMicro float64, run int, d time.Duration, noisy bool) tenantsRun {
+	job := t.job
 	arg, do := job.arg(perMicro), job.run()
 	var heavy [][]int
 	if noisy {
@@ -267,17 +332,24 @@ func runThinking(b batcher, job tenantsJob, perMicro float64, run int, d time.Du
 			for i := range work {
 				work[i] = arg
 			}
-			time.Sleep(time.Duration(r.Int64N(int64(tenantsThink))))
+			pause := time.Duration(r.Int64N(int64(tenantsThink)))
+			if !t.shape.together {
+				time.Sleep(pause)
+			}
 			for time.Now().Before(deadline) {
 				w := work[:tenantsMinJobs+r.IntN(tenantsMaxJobs-tenantsMinJobs+1)]
-				t := time.Now()
+				sent := time.Now()
 				b.request(tenant, w, do)
-				lats[c] = append(lats[c], float64(time.Since(t)))
+				lats[c] = append(lats[c], float64(time.Since(sent)))
 				jobs[c] += int64(len(w))
 				if time.Until(deadline) < tenantsThink {
 					return
 				}
-				time.Sleep(tenantsThink)
+				if t.shape.together {
+					time.Sleep(time.Until(start.Add(time.Since(start).Truncate(tenantsThink) + tenantsThink)))
+				} else {
+					time.Sleep(tenantsThink)
+				}
 			}
 		})
 	}

@@ -64,8 +64,9 @@ func TestJobKindsSleepOrSpinTheirTime(t *testing.T) {
 // records the sizes of each tenant's requests in order, and whether any
 // came after close.
 type recordingBatcher struct {
-	mu     sync.Mutex // guards sizes, closed, late
+	mu     sync.Mutex // guards sizes, order, closed, late
 	sizes  map[string][]int
+	order  []string // the tenants of the requests, in the order they began
 	closed bool
 	late   bool // a request began after close
 }
@@ -77,6 +78,7 @@ func newRecordingBatcher() *recordingBatcher {
 func (r *recordingBatcher) request(tenant string, work []int, job func(int)) {
 	r.mu.Lock()
 	r.sizes[tenant] = append(r.sizes[tenant], len(work))
+	r.order = append(r.order, tenant)
 	r.late = r.late || r.closed
 	r.mu.Unlock()
 	for _, n := range work {
@@ -95,7 +97,7 @@ func TestRunThinkingTimesEverySmallRequestOfEachClientAsItsTenant(t *testing.T) 
 	const d = 60 * time.Millisecond
 	for _, noisy := range []bool{false, true} {
 		b := newRecordingBatcher()
-		x := runThinking(b, job, 1, 0, d, noisy)
+		x := runThinking(b, tenantsTable{job, tenantsShapes[0], false}, 1, 0, d, noisy)
 		assert.True(t, b.closed, "b closed")
 		assert.False(t, b.late, "no request after close")
 		assert.GreaterOrEqual(t, x.elapsed, d-tenantsThink, "the clients ran until a request would start after d")
@@ -135,7 +137,7 @@ func TestRunThinkingDrawsEachClientsRequestsFromTheRunsSeed(t *testing.T) {
 	job := tenantsJob{"jobs that take no time", 0, false}
 	first := func(run int) []int {
 		b := newRecordingBatcher()
-		runThinking(b, job, 1, run, tenantsThink+10*time.Millisecond, false) // a request at least from each client
+		runThinking(b, tenantsTable{job, tenantsShapes[0], false}, 1, run, tenantsThink+10*time.Millisecond, false) // a request at least from each client
 		var sizes []int
 		for c := range tenantsClients {
 			sizes = append(sizes, b.sizes[fmt.Sprint("client ", c+1)][0])
@@ -144,6 +146,27 @@ func TestRunThinkingDrawsEachClientsRequestsFromTheRunsSeed(t *testing.T) {
 	}
 	assert.Equal(t, first(1), first(1), "the same run gave different requests")
 	assert.NotEqual(t, first(1), first(2), "two runs gave the same requests")
+}
+
+// Starting together, the clients send their first requests at once and
+// their next ones at the same instants, tenantsThink apart: every client's
+// first request begins before any client's second (their requests take no
+// time here). The requests are those the spread-out shape draws.
+func TestRunThinkingTogetherStartsEveryClientsRequestsAtOnce(t *testing.T) {
+	job := tenantsJob{"jobs that take no time", 0, false}
+	spread, together := newRecordingBatcher(), newRecordingBatcher()
+	runThinking(spread, tenantsTable{job, tenantsShapes[0], false}, 1, 3, 2*tenantsThink+10*time.Millisecond, false)
+	runThinking(together, tenantsTable{job, tenantsShapes[1], false}, 1, 3, 2*tenantsThink+10*time.Millisecond, false)
+	require.True(t, tenantsShapes[1].together)
+	firsts := together.order[:tenantsClients]
+	for c := range tenantsClients {
+		tenant := fmt.Sprint("client ", c+1)
+		assert.Contains(t, firsts, tenant, "the first %d requests began together", tenantsClients)
+		n := min(len(spread.sizes[tenant]), len(together.sizes[tenant]))
+		require.Positive(t, n)
+		assert.Equal(t, spread.sizes[tenant][:n], together.sizes[tenant][:n], "%s's requests", tenant)
+	}
+	assert.GreaterOrEqual(t, len(together.order), 2*tenantsClients, "a second request from each client")
 }
 
 // holdingBatcher runs a request's first job in the caller, then hands the
