@@ -3,6 +3,7 @@ package crew_test
 import (
 	"context"
 	"strconv"
+	"sync"
 	"testing"
 
 	"github.com/crewlib/crew"
@@ -79,5 +80,56 @@ func BenchmarkNewBatchWait(b *testing.B) {
 	}
 	if err := p.Wait(); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkFairTenants sends b.N no-op jobs through 8 workers from 1, 2 and
+// 8 tenants at once, each a goroutine submitting to a batch of its own
+// (WithTenant), on a pool first come, first served (fifo rows) and
+// WithFairShare (fair rows): what fair sharing costs per job as tenants
+// contend. ns/op is the cost of one job, the final Waits included.
+func BenchmarkFairTenants(b *testing.B) {
+	for _, tenants := range []int{1, 2, 8} {
+		for _, s := range []struct {
+			name string
+			opts []crew.Option
+		}{
+			{"fifo", nil},
+			{"fair", []crew.Option{crew.WithFairShare()}},
+		} {
+			b.Run(s.name+"-"+strconv.Itoa(tenants)+"tenants", func(b *testing.B) {
+				b.ReportAllocs()
+				ctx := context.Background()
+				p := crew.NewPool(benchWorkers, nopHandler, s.opts...)
+				batches := make([]*crew.Batch[int], tenants)
+				for i := range batches {
+					batches[i], _ = p.NewBatch(ctx, crew.WithTenant("tenant"+strconv.Itoa(i)))
+				}
+				b.ResetTimer()
+				var wg sync.WaitGroup
+				for i, batch := range batches {
+					n := b.N / tenants
+					if i == 0 {
+						n += b.N % tenants
+					}
+					wg.Go(func() {
+						for j := range n {
+							if err := batch.Submit(ctx, j); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+						if err := batch.Wait(); err != nil {
+							b.Error(err)
+						}
+					})
+				}
+				wg.Wait()
+				b.StopTimer()
+				if err := p.Wait(); err != nil {
+					b.Fatal(err)
+				}
+			})
+		}
 	}
 }

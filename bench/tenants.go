@@ -70,8 +70,8 @@ func (j tenantsJob) run() func(n int) {
 
 // A tenantsShape is how the small clients' requests fall in time: spread
 // out (each client starts after a pause of its own), or starting together,
-// round after round, so that their requests collide with each other as
-// well as with the noisy client's.
+// so that their requests collide with each other as well as with the noisy
+// client's, all at first, and less as they drift apart.
 type tenantsShape struct {
 	name     string // as the report's headings write it
 	together bool
@@ -298,14 +298,11 @@ func settingName(noisy bool) string {
 // d, and, if noisy, the noisy client beside them, started first, with jobs
 // of table t's kind, in its shape; then it stops the noisy client and
 // closes b. Each small client is tenant "client 1", "client 2" and so on.
-// Spread out, it waits a pause of up to tenantsThink, then sends a
-// request, waits for it and thinks for tenantsThink, and so on; starting
-// together, it sends a request at the start and at each multiple of
-// tenantsThink after it that finds its last request returned, so that
-// every client's requests start at the same instants. Either way it goes
-// on as long as its next request would start within d of the start. The
-// sizes of its requests and its first pause come from the run's seed and
-// the client's number.
+// It waits a pause of up to tenantsThink (spread out) or none (starting
+// together), then sends a request, waits for it and thinks for
+// tenantsThink, and so on, as long as its next request would start within
+// d of the start. The sizes of its requests and its first pause come from
+// the run's seed and the client's number.
 func runThinking(b batcher, t tenantsTable, perMicro float64, run int, d time.Duration, noisy bool) tenantsRun {
 	job := t.job
 	arg, do := job.arg(perMicro), job.run()
@@ -345,11 +342,7 @@ func runThinking(b batcher, t tenantsTable, perMicro float64, run int, d time.Du
 				if time.Until(deadline) < tenantsThink {
 					return
 				}
-				if t.shape.together {
-					time.Sleep(time.Until(start.Add(time.Since(start).Truncate(tenantsThink) + tenantsThink)))
-				} else {
-					time.Sleep(tenantsThink)
-				}
+				time.Sleep(tenantsThink)
 			}
 		})
 	}

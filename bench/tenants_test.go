@@ -148,10 +148,10 @@ func TestRunThinkingDrawsEachClientsRequestsFromTheRunsSeed(t *testing.T) {
 	assert.NotEqual(t, first(1), first(2), "two runs gave the same requests")
 }
 
-// Starting together, the clients send their first requests at once and
-// their next ones at the same instants, tenantsThink apart: every client's
-// first request begins before any client's second (their requests take no
-// time here). The requests are those the spread-out shape draws.
+// Starting together, the clients send their first requests at once:
+// every client's first request begins before any client's second, which
+// comes tenantsThink later (their requests take no time here). The
+// requests are those the spread-out shape draws.
 func TestRunThinkingTogetherStartsEveryClientsRequestsAtOnce(t *testing.T) {
 	job := tenantsJob{"jobs that take no time", 0, false}
 	spread, together := newRecordingBatcher(), newRecordingBatcher()
