@@ -83,7 +83,7 @@ func (s *Scheduler[T, B]) Shut(err error) <-chan struct{} {
 		return drained
 	}
 	s.drained = drained
-	s.lane = false // closing: what reopen would decide
+	s.reopen() // closing: the lanes close
 	blocked := s.nblocked > 0
 	var r Refusals[T, B]
 	if blocked {

@@ -19,6 +19,7 @@ package sched
 func (s *Scheduler[T, B]) reopen() {
 	s.lane = s.fair == nil && s.keyed == nil && s.pin == nil && s.own.flow.mb == nil &&
 		s.stop == nil && s.drained == nil && s.limit > 0
+	s.fairLane = s.fair != nil && s.stop == nil && s.drained == nil && s.limit > 0
 }
 
 // laneNext is next in the fast lane, for a worker that is not retired.

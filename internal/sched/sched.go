@@ -17,7 +17,8 @@
 // with every branch that cannot apply left out (see lane.go); with the
 // jobs of the pool's own and of batches without a limit alone, which all
 // queue in the pool's own queue (see flow), Offer and Next decide in a
-// few lines of their own, without the order.
+// few lines of their own, without the order. A pool with fair shares has
+// a lane of its own in the same state (see fairlane.go).
 //
 // The guarantees, for a pool with the default backlog:
 //
@@ -69,6 +70,7 @@ type Scheduler[T, B any] struct {
 	// the pool's own jobs leave alone; then the order and the counts of
 	// ends.
 	lane     bool   // the fast lane is open: see reopen
+	fairLane bool   // the fair lane is open: see reopen
 	stamp    bool   // jobs carry when they were accepted (WithMetrics, no backlog mailbox)
 	held     int    // jobs accepted and not ended
 	limit    int    // the most jobs held at once; 0: no bound of the pool's own
@@ -221,6 +223,10 @@ func (s *Scheduler[T, B]) Offer(job T, b *Owner[T, B], mode Mode, at int64, stop
 	own := &s.own
 	s.mu.Lock()
 	if !s.lane || stop != nil || s.held >= s.limit || s.nblocked > 0 || b != own && (b.closed() || b.seesDone()) {
+		if s.fairLane && stop == nil && s.held < s.limit && s.nblocked == 0 && (b == own || !b.closed() && !b.seesDone()) {
+			s.fairOffer(job, b, at)
+			return Accepted, Ticket[T, B]{}, nil
+		}
 		return s.offerSlow(job, b, mode, at, stop)
 	}
 	// The fast lane, with room.

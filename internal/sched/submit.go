@@ -120,17 +120,16 @@ func (s *Scheduler[T, B]) place(t task[T, B], a *after[T, B]) error {
 			s.removeIdle(w.index)
 			a.grant(w, s.pinned(w))
 		}
-	case s.fair == nil && f.mb == nil:
+	case s.fair != nil:
+		s.fairPlace(t, a)
+	case f.mb == nil:
 		s.lanePlace(t, a)
 	case s.nidle > 0 && s.first() == nil && f.free():
 		// Workers take from the order before they go idle: if one is idle,
 		// no job may run before t.
-		if f.share != nil {
-			s.fair.wake(f.share, s.number()) // a job that never waits backlogs its share too, for an instant
-		}
 		w := s.takeIdle()
 		a.grant(w, s.dispatched(t, noSkip, w))
-	case f.mb != nil:
+	default:
 		n := len(s.evicted)
 		switch err := f.mb.Enqueue(canceledCtx, t.job); {
 		case err == context.Canceled:
@@ -142,16 +141,6 @@ func (s *Scheduler[T, B]) place(t task[T, B], a *after[T, B]) error {
 			a.evictions = true
 		}
 		s.queuedIn++
-	default: // fair shares
-		seq := s.number()
-		s.fair.wake(f.share, seq)
-		f.push(t, seq)
-		s.queuedIn++
-		if f.at == 0 {
-			// A flow in its order keeps its place: a job queued behind
-			// others changes neither its head nor whether it may run.
-			s.fair.fix(f)
-		}
 	}
 	s.held++
 	return nil

@@ -12,6 +12,9 @@ func (s *Scheduler[T, B]) nextSlow(w *Worker[T, B], ended bool, ran, now int64, 
 	if s.lane && stop == nil && !w.retired {
 		w.pending = s.laneNext(w, ended, now, &a)
 		s.mu.Unlock()
+	} else if s.fairLane && stop == nil && !w.retired {
+		w.pending = s.fairNext(w, ended, ran, now, &a)
+		s.mu.Unlock()
 	} else {
 		w.pending = s.next(w, ended, ran, now, stop, &a)
 	}
