@@ -37,6 +37,20 @@ func (s *Scheduler[T, B]) fairPlace(t task[T, B], a *after[T, B]) {
 // closed nor done, on a pool holding fewer jobs than its bound, with no
 // Submit blocked: the pool takes it. s.mu is held, and released.
 func (s *Scheduler[T, B]) fairOffer(job T, b *Owner[T, B], at int64) {
+	if f := &b.flow; f.limit == 0 && f.q.Len() > 0 {
+		// What fairPlace does for a job queued behind its flow's: the
+		// flow, runnable, keeps its place in its share's order, and its
+		// share, which has a job waiting, in the fair order (wake does
+		// nothing); no idle worker may take the job before the flow's.
+		s.seq++
+		f.q.Push(queued[T, B]{job: job, seq: s.seq, at: at, f: f})
+		f.waiting++
+		f.share.queued++
+		s.queuedIn++
+		s.held++
+		s.mu.Unlock()
+		return
+	}
 	var a after[T, B]
 	s.fairPlace(task[T, B]{job: job, f: &b.flow, at: at}, &a)
 	s.held++
