@@ -40,7 +40,9 @@
 //     shares: each batch is one, but batches made WithTenant(key) form one
 //     share per tenant, weighed by WithWeight. A freed worker goes to a
 //     share that was quiet lately and holds credit, else to the share that
-//     has had the least run time per weight.
+//     has had the least run time per weight; a share holding fewer jobs
+//     than the pool has workers is let in beyond the bound, by up to a job
+//     per worker.
 //   - Routee: one of the actors a router sends messages to, or any [Routee]
 //     a [Picker] chooses between.
 //   - Drain: stop taking messages, handle those queued, then exit
@@ -300,8 +302,10 @@
 // its weight (WithWeight). A share that used less than its part lately, a
 // tenant between requests, is credited what it left unused, up to the fair
 // window (WithFairWindow, DefaultFairWindow), and runs ahead of the
-// backlogged shares until it has used it: a small request beside a tenant
-// with 2,000 jobs queued is not held behind them, while the credit of all
+// backlogged shares until it has used it; a share holding fewer jobs than
+// the pool has workers, as a new request's does, is let into a full pool
+// beyond its bound, by up to a job per worker: a small request beside a
+// tenant with 2,000 jobs queued is not held behind them, while the credit of all
 // quiet shares together stays bounded, so a backlogged share keeps its part
 // over time. It pays on a backlog that holds a burst, for any jobs, and on
 // the default bound for jobs that wait (I/O, calls) while the CPUs have

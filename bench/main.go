@@ -9,11 +9,12 @@
 // the floor (a minimal single-lock pool with crew's guarantees), the
 // hand-written pool over a channel as large as the pool, errgroup and
 // conc. Its tenants scenario runs 8 small clients with think time on one
-// pool, alone and beside a noisy client's 2,000-job requests, first come,
-// first served against WithFairShare, on the default bound and on a
-// backlog that holds a noisy request, with jobs that sleep and jobs that
-// spin, and checks WithWeight's shares and what fair sharing costs per
-// job. Its ordered scenario consumes results in input order through
+// pool, spread out and starting together, alone and beside a noisy
+// client's 2,000-job requests, first come, first served against
+// WithFairShare, on the default bound and on a backlog that holds a noisy
+// request, with jobs that sleep and jobs that spin, on a quiet machine
+// and beside CPU-bound processes, and checks WithWeight's shares and what
+// fair sharing costs per job. Its ordered scenario consumes results in input order through
 // crew's MapSeq and Stream, conc's stream and a hand-written ordered
 // pipeline, against crew's unordered pool. It prints a markdown report on
 // standard output and writes it, with PNG charts, to a directory:
@@ -24,8 +25,8 @@
 //
 //	go -C bench run .
 //
-// (about twenty minutes on two cores, three of them the scaling
-// scenario's, under three the tenants scenario's and four and a half the
+// (about twenty-five minutes on two cores, three of them the scaling
+// scenario's, about nine the tenants scenario's and four and a half the
 // ordered scenario's; -scenarios picks some), or with -quick for a smoke
 // run of one to three minutes.
 // A progress line per scenario and contender goes to standard error.
@@ -83,7 +84,7 @@ func parseFlags() config {
 	flag.IntVar(&c.scalingJobs, "scaling-jobs", 1_000_000, "no-op jobs per contender, setting and run in the scaling scenario (at most 50000 with -quick)")
 	flag.IntVar(&c.streamRuns, "stream-runs", 3, "seeded runs per load in the streaming scenario, and of the keyed and batches scenarios; the median of each figure is reported")
 	flag.IntVar(&c.tenantRuns, "tenant-runs", 5, "seeded runs of the tenants scenario's tables, each running every contender in every setting (at most 1 with -quick); the median of each figure is reported")
-	flag.DurationVar(&c.tenantTime, "tenant-time", time.Second, "how long the small clients run per contender, job kind, setting and run in the tenants scenario's main tables (at most 300ms with -quick)")
+	flag.DurationVar(&c.tenantTime, "tenant-time", time.Second, "how long the small clients run per contender, table, setting and run in the tenants scenario's main tables (a table per kind of job, shape and load) (at most 300ms with -quick)")
 	flag.IntVar(&c.tenantRequests, "tenant-requests", 4000, "small requests per contender, setting and run in the tenants scenario's table of 63 clients without think time (at most 1000 with -quick)")
 	flag.DurationVar(&c.weightsTime, "weights-time", 2*time.Second, "how long the tenants scenario's weights check measures (at most 500ms with -quick)")
 	flag.StringVar(&c.out, "out", "", "directory for report.md and the charts (default bench/out/, which git ignores); "+
