@@ -26,6 +26,7 @@ type barChart struct {
 	log    bool
 	label  func(float64) string // the figure written at the end of each bar
 	width  vg.Length
+	cols   int // panels to a row; 0: all in one row
 }
 
 // A barPanel is one panel of a barChart: values[s][i] is series s's bar
@@ -51,7 +52,7 @@ func (b barChart) save(file string) error {
 	plots := make([]*plot.Plot, len(b.panels))
 	for pi, panel := range b.panels {
 		lo, hi := b.valueRange(panel)
-		p, grid := rowsPanel(panel.title, b.names, lo, hi, b.log, pi == 0)
+		p, grid := rowsPanel(panel.title, b.names, lo, hi, b.log, pi%b.perRow() == 0)
 		grid.Horizontal = draw.LineStyle{}
 		// Each bar stands on base, at the axis' left end.
 		base, err := plotter.NewBarChart(slices.Repeat(plotter.Values{lo}, n), vg.Points(barWidth))
@@ -89,8 +90,17 @@ func (b barChart) save(file string) error {
 		}
 		plots[pi] = p
 	}
-	height := vg.Points(float64(110 + (8+barWidth*m)*n))
-	return saveTiled(file, b.title, b.xLabel, b.width, height, plots, &legend)
+	rows := (len(plots) + b.perRow() - 1) / b.perRow()
+	height := vg.Points(float64(110 + rows*(8+barWidth*m)*n + (rows-1)*50))
+	return saveTiled(file, b.title, b.xLabel, b.width, height, plots, b.cols, &legend)
+}
+
+// perRow returns how many panels go side by side in a row.
+func (b barChart) perRow() int {
+	if b.cols > 0 {
+		return b.cols
+	}
+	return max(len(b.panels), 1)
 }
 
 // plottable says whether v can be drawn as a bar: a number, not negative,
@@ -105,7 +115,7 @@ func (b barChart) plottable(v float64) bool {
 // measured against an estimate of a panel's width.
 func (b barChart) valueRange(panel barPanel) (lo, hi float64) {
 	labelSty := figureStyle()
-	width := panelWidth(b.width, b.names, len(b.panels))
+	width := panelWidth(b.width, b.names, b.perRow())
 	lo, hi, need := math.Inf(1), 0.0, 0.0
 	for _, values := range panel.values {
 		for _, v := range values {

@@ -114,7 +114,7 @@ func (d dotChart) save(file string) error {
 		plots[pi] = p
 	}
 	height := vg.Points(float64(86 + 24*n))
-	return saveTiled(file, d.title, d.xLabel, d.width, height, plots, nil)
+	return saveTiled(file, d.title, d.xLabel, d.width, height, plots, 0, nil)
 }
 
 // figures writes labels beside their points, offset sideways and raised
@@ -185,13 +185,14 @@ func (d dotChart) valueRange() (lo, hi float64) {
 	return inv(a - fl*span), inv(b + fr*span)
 }
 
-// saveTiled draws plots side by side, their data areas aligned and of one
-// size, under a title and, if legend is not nil, a legend at the right, and
-// over a caption for their value axes, into a PNG.
+// saveTiled draws plots side by side, cols to a row (all in one row if
+// cols is 0), their data areas aligned and of one size, under a title
+// and, if legend is not nil, a legend at the right, and over a caption for
+// their value axes, into a PNG.
 // The caption is not the axes' label: gonum centres that at the midpoint of
 // the axis' values, which on a logarithmic axis is far right, and pads the
 // data area to fit it there, by an amount that differs from panel to panel.
-func saveTiled(file, title, caption string, w, h vg.Length, plots []*plot.Plot, legend *plot.Legend) error {
+func saveTiled(file, title, caption string, w, h vg.Length, plots []*plot.Plot, cols int, legend *plot.Legend) error {
 	img := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(144))
 	dc := draw.New(img)
 	body := titled(dc, title)
@@ -213,15 +214,25 @@ func saveTiled(file, title, caption string, w, h vg.Length, plots []*plot.Plot, 
 	for i, p := range plots {
 		titles[i], p.Title.Text = p.Title.Text, ""
 	}
-	top := body.Max.Y
-	body = draw.Crop(body, 0, 0, 0, -panelSty.Rectangle("Mp").Size().Y-vg.Points(6))
-	tiles := draw.Tiles{Rows: 1, Cols: len(plots), PadX: vg.Points(14), PadLeft: vg.Points(6), PadRight: vg.Points(10), PadBottom: vg.Points(4)}
-	canvases := plot.Align([][]*plot.Plot{plots}, tiles, body)
+	if cols <= 0 {
+		cols = len(plots)
+	}
+	var grid [][]*plot.Plot
+	for i := 0; i < len(plots); i += cols {
+		row := make([]*plot.Plot, cols) // a short last row is padded with nils, which Align skips
+		copy(row, plots[i:])
+		grid = append(grid, row)
+	}
+	titleH := panelSty.Rectangle("Mp").Size().Y + vg.Points(6)
+	body = draw.Crop(body, 0, 0, 0, -titleH)
+	tiles := draw.Tiles{Rows: len(grid), Cols: cols, PadX: vg.Points(14), PadY: titleH + vg.Points(10),
+		PadLeft: vg.Points(6), PadRight: vg.Points(10), PadBottom: vg.Points(4)}
+	canvases := plot.Align(grid, tiles, body)
 	for i, p := range plots {
-		c := canvases[0][i]
+		c := canvases[i/cols][i%cols]
 		p.Draw(c)
 		data := p.DataCanvas(c)
-		body.FillText(panelSty, vg.Point{X: (data.Min.X + data.Max.X) / 2, Y: top}, titles[i])
+		body.FillText(panelSty, vg.Point{X: (data.Min.X + data.Max.X) / 2, Y: c.Max.Y + titleH}, titles[i])
 	}
 	return writePNG(file, img)
 }

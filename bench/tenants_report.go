@@ -255,7 +255,7 @@ func (r *report) tenantsTitle() string {
 // noisy client, on a quiet machine and beside CPU-bound processes, as four
 // bars, a panel per kind of job and shape.
 func (r *report) tenantsChart(file string) error {
-	b := barChart{title: r.tenantsTitle(), xLabel: "p99 per small request, ms, log scale (median of the runs)", log: true, label: tenantsLabel, width: 16 * vg.Inch,
+	b := barChart{title: r.tenantsTitle(), xLabel: "p99 per small request, ms, log scale (median of the runs)", log: true, label: tenantsLabel, width: 14 * vg.Inch, cols: len(tenantsShapes),
 		series: []string{"alone", fmt.Sprintf("with the noisy client (%d-job requests)", tenantsNoisyJobs),
 			"alone, beside " + loadName(true), "with the noisy client, beside " + loadName(true)}}
 	for _, job := range tenantsJobs {
