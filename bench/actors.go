@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -24,6 +25,39 @@ type actorResult struct {
 	producers              int
 	loaded                 bool // beside one CPU-bound process per CPU
 	nsPerMsg, allocsPerMsg float64
+	runs                   []float64 // each run's ns/msg, for the advice
+}
+
+// actorsScenario tells messages to one actor from producers goroutines,
+// alone, then beside one CPU-bound process per CPU.
+type actorsScenario struct {
+	none
+	actorMsgs, runs int
+	actors          []actorResult
+}
+
+func (*actorsScenario) name() string  { return "actors" }
+func (*actorsScenario) title() string { return "Actors" }
+
+func (a *actorsScenario) configure(s settings) {
+	a.actorMsgs, a.runs = pick(s.mode, 100_000, 600_000, 1_000_000), s.runsOr(3, 5, 5)
+}
+
+func (a *actorsScenario) run(progress func(string)) {
+	alongside(func(loaded bool) {
+		for _, p := range fanIn {
+			a.actors = append(a.actors, actors(p, loaded, a.actorMsgs, a.runs,
+				func(what string) { progress(fmt.Sprintf("%s%s, %s", producers(p), withLoad(loaded), what)) })...)
+		}
+	})
+}
+
+// producers says "1 producer" or "8 producers".
+func producers(n int) string {
+	if n == 1 {
+		return "1 producer"
+	}
+	return fmt.Sprintf("%d producers", n)
 }
 
 // actors tells msgs messages from producers goroutines to one actor whose
@@ -35,7 +69,7 @@ func actors(producers int, loaded bool, msgs, runs int, progress func(string)) [
 	names := []string{chanActorName, crewActorName, crewSegmentedName, crewBoundedActName, protoActorName}
 	segmented := crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewSegmented[int]() })
 	bounded := crew.WithMailbox(func() crew.Mailbox[int] { return crew.NewBounded[int](1024, crew.Backpressure) })
-	ns, allocs := interleave(names, msgs, runs, progress, func(i int) time.Duration {
+	costs := perMessage(names, msgs, runs, progress, func(i int) time.Duration {
 		switch names[i] {
 		case chanActorName:
 			return toGoroutine(producers, msgs)
@@ -51,9 +85,23 @@ func actors(producers int, loaded bool, msgs, runs int, progress func(string)) [
 	})
 	out := make([]actorResult, len(names))
 	for i, name := range names {
-		out[i] = actorResult{name, producers, loaded, ns[i], allocs[i]}
+		out[i] = actorResult{name, producers, loaded, costs[i].ns, costs[i].allocs, costs[i].runs}
 	}
 	return out
+}
+
+func (r *actorsScenario) actorOf(name string, producers int, loaded bool) actorResult {
+	return find(r.actors, func(a actorResult) bool { return a.name == name && a.producers == producers && a.loaded == loaded })
+}
+
+func (r *actorsScenario) markdown(p printer) {
+	p("%d messages told from P producers to one actor whose handler only counts them, until the last one is handled; the baseline is the hand-written equivalent, a goroutine ranging over a buffered channel of 1024; median of %s, contenders interleaved run by run. With load, one CPU-bound process per CPU runs beside the measurement.\n\n", r.actorMsgs, plural(r.runs, "run"))
+	p("| contender | producers | load | ns/msg | allocs/msg | vs goroutine + chan |\n|---|---|---|---|---|---|\n")
+	for _, a := range r.actors {
+		base := r.actorOf(chanActorName, a.producers, a.loaded)
+		p("| %s | %d | %s | %.1f | %.3f | %.2fx |\n", a.name, a.producers, loadName(a.loaded), a.nsPerMsg, a.allocsPerMsg, a.nsPerMsg/base.nsPerMsg)
+	}
+	p("\n")
 }
 
 // toGoroutine sends msgs messages to a goroutine over a buffered channel.

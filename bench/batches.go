@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"slices"
@@ -42,6 +41,7 @@ type batchResult struct {
 	requestsPerS, jobsPerS float64
 	p50, p99               time.Duration
 	p99Min, p99Max         time.Duration
+	p99s                   []float64 // each run's p99 in ns, for the advice
 }
 
 // A batcher runs requests on one pool (or, for errgroup, on none): request
@@ -202,8 +202,8 @@ func measureEmptyBatch(workers, runs int) emptyBatchCost {
 	defer p.Wait()
 	var ns, egNs []float64
 	var c emptyBatchCost
-	// each times new-then-Wait on an empty group, no job in it.
-	each := func(newAndWait func(context.Context) error) testing.BenchmarkResult {
+	// bench times new-then-Wait on an empty group, no job in it.
+	bench := func(newAndWait func(context.Context) error) testing.BenchmarkResult {
 		return testing.Benchmark(func(b *testing.B) {
 			b.ReportAllocs()
 			ctx := context.Background()
@@ -214,19 +214,27 @@ func measureEmptyBatch(workers, runs int) emptyBatchCost {
 			}
 		})
 	}
-	for range runs {
-		r := each(func(ctx context.Context) error {
+	ways := []func(context.Context) error{
+		func(ctx context.Context) error {
 			batch, _ := p.NewBatch(ctx)
 			return batch.Wait()
-		})
-		ns = append(ns, float64(r.NsPerOp()))
-		c.allocs = max(c.allocs, r.AllocsPerOp())
-		r = each(func(ctx context.Context) error {
+		},
+		func(ctx context.Context) error {
 			g, _ := errgroup.WithContext(ctx)
 			return g.Wait()
-		})
-		egNs = append(egNs, float64(r.NsPerOp()))
-		c.errgroupAllocs = max(c.errgroupAllocs, r.AllocsPerOp())
+		},
+	}
+	got := interleave(runs, []string{"an empty batch", "an empty errgroup"}, func(string) {}, each(func(i int) testing.BenchmarkResult {
+		return bench(ways[i])
+	}))
+	for i, rs := range got {
+		for _, r := range rs {
+			if i == 0 {
+				ns, c.allocs = append(ns, float64(r.NsPerOp())), max(c.allocs, r.AllocsPerOp())
+			} else {
+				egNs, c.errgroupAllocs = append(egNs, float64(r.NsPerOp())), max(c.errgroupAllocs, r.AllocsPerOp())
+			}
+		}
 	}
 	c.ns, c.errgroupNs = median(ns), median(egNs)
 	return c
@@ -267,30 +275,30 @@ func batches(workers, requests, runs int, progress func(string)) ([]batchResult,
 	cs := batchContenders()
 	runtime.GC()
 	perMicro := spinsPerMicrosecond()
-	reqS, jobS := make([][]float64, len(cs)), make([][]float64, len(cs))
-	p50, p99 := make([][]float64, len(cs)), make([][]float64, len(cs))
-	for run := range runs {
+	type figures struct{ reqS, jobS, p50, p99 float64 }
+	names := make([]string, len(cs))
+	for i, c := range cs {
+		names[i] = c.name
+	}
+	got := interleave(runs, names, progress, func(run int) func(i int) figures {
 		work := batchWork(requests, perMicro, run)
 		jobs := 0
 		for _, w := range work {
 			jobs += len(w)
 		}
-		for i, c := range cs {
-			progress(fmt.Sprintf("run %d/%d: %s", run+1, runs, c.name))
+		return func(i int) figures {
 			runtime.GC()
-			lat, elapsed := runBatches(c.start(workers), work)
-			reqS[i] = append(reqS[i], float64(requests)/elapsed.Seconds())
-			jobS[i] = append(jobS[i], float64(jobs)/elapsed.Seconds())
-			p50[i] = append(p50[i], quantile(lat, 0.50))
-			p99[i] = append(p99[i], quantile(lat, 0.99))
+			lat, elapsed := runBatches(cs[i].start(workers), work)
+			return figures{float64(requests) / elapsed.Seconds(), float64(jobs) / elapsed.Seconds(), quantile(lat, 0.50), quantile(lat, 0.99)}
 		}
-	}
+	})
 	out := make([]batchResult, len(cs))
 	for i, c := range cs {
-		m := time.Duration(median(p99[i])) // sorts p99[i]
-		out[i] = batchResult{c.name, median(reqS[i]), median(jobS[i]),
-			time.Duration(median(p50[i])), m,
-			time.Duration(p99[i][0]), time.Duration(p99[i][len(p99[i])-1])}
+		p99s := column(got[i], func(x figures) float64 { return x.p99 })
+		sorted := slices.Sorted(slices.Values(p99s))
+		out[i] = batchResult{c.name, medianOf(got[i], func(x figures) float64 { return x.reqS }), medianOf(got[i], func(x figures) float64 { return x.jobS }),
+			time.Duration(medianOf(got[i], func(x figures) float64 { return x.p50 })), time.Duration(median(sorted)),
+			time.Duration(sorted[0]), time.Duration(sorted[len(sorted)-1]), p99s}
 	}
 	return out, perMicro
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"image/color"
 	"math"
 	"os"
@@ -338,4 +339,21 @@ func panelWidth(width vg.Length, names []string, panels int) vg.Length {
 		widest = max(widest, nameSty.Width(name))
 	}
 	return (width - widest - vg.Points(40)) / vg.Length(panels)
+}
+func ratioLabel(v float64) string { return fmt.Sprintf("%.2fx", v) }
+
+func msLabel(v float64) string {
+	if v >= 100 {
+		return fmt.Sprintf("%.0f ms", v)
+	}
+	return fmt.Sprintf("%.1f ms", v)
+}
+
+// ratioPanel is a panel of each of names' figure over base's.
+func ratioPanel(title string, names []string, base string, figure func(name string) float64) dotPanel {
+	panel := dotPanel{title: title}
+	for _, name := range names {
+		panel.values = append(panel.values, figure(name)/figure(base))
+	}
+	return panel
 }

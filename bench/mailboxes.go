@@ -2,11 +2,14 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/crewlib/crew"
+	"gonum.org/v1/plot/vg"
 )
 
 // A mailboxKind makes one mailbox type under comparison.
@@ -35,6 +38,43 @@ type mailboxResult struct {
 	producers              int
 	loaded                 bool // beside one CPU-bound process per CPU
 	nsPerMsg, allocsPerMsg float64
+	runs                   []float64 // each run's ns/msg, for the advice
+}
+
+// mailboxesScenario moves messages from producers to one consumer through
+// each mailbox type, alone, then beside one CPU-bound process per CPU.
+type mailboxesScenario struct {
+	none
+	mailboxMsgs, runs int
+	mailboxes         []mailboxResult
+}
+
+func (*mailboxesScenario) name() string  { return "mailboxes" }
+func (*mailboxesScenario) title() string { return "Mailboxes" }
+
+func (m *mailboxesScenario) configure(s settings) {
+	m.mailboxMsgs, m.runs = pick(s.mode, 100_000, 600_000, 1_000_000), s.runsOr(3, 5, 5)
+}
+
+func (m *mailboxesScenario) run(progress func(string)) {
+	alongside(func(loaded bool) {
+		for _, p := range fanIn {
+			m.mailboxes = append(m.mailboxes, mailboxes(p, loaded, m.mailboxMsgs, m.runs,
+				func(what string) { progress(fmt.Sprintf("%dP1C%s, %s", p, withLoad(loaded), what)) })...)
+		}
+	})
+}
+
+// fanIn is the producers of the mailbox and actor scenarios.
+var fanIn = []int{1, 4, 8}
+
+// alongside calls measure alone, then beside one CPU-bound process per
+// CPU, started for it.
+func alongside(measure func(loaded bool)) {
+	measure(false)
+	stop := startLoad()
+	defer stop()
+	measure(true)
 }
 
 // mailboxes moves msgs messages from producers goroutines to one consumer
@@ -44,11 +84,11 @@ type mailboxResult struct {
 // caller started CPU-bound processes beside it.
 func mailboxes(producers int, loaded bool, msgs, runs int, progress func(string)) []mailboxResult {
 	kinds := mailboxKinds()
-	names := append([]string{"buffered chan (1024)"}, make([]string, len(kinds))...)
+	names := append([]string{chanMailboxName}, make([]string, len(kinds))...)
 	for i, k := range kinds {
 		names[i+1] = k.name
 	}
-	ns, allocs := interleave(names, msgs, runs, progress, func(i int) time.Duration {
+	costs := perMessage(names, msgs, runs, progress, func(i int) time.Duration {
 		if i == 0 {
 			return throughChannel(producers, msgs)
 		}
@@ -56,34 +96,36 @@ func mailboxes(producers int, loaded bool, msgs, runs int, progress func(string)
 	})
 	out := make([]mailboxResult, len(names))
 	for i, name := range names {
-		out[i] = mailboxResult{name, producers, loaded, ns[i], allocs[i]}
+		out[i] = mailboxResult{name, producers, loaded, costs[i].ns, costs[i].allocs, costs[i].runs}
 	}
 	return out
 }
 
-// interleave measures each of names runs times, all of them once per run
-// in turn, by calling through(i), which moves msgs messages through the
-// i'th; it returns each one's median time and allocations per message.
-func interleave(names []string, msgs, runs int, progress func(string), through func(i int) time.Duration) (ns, allocs []float64) {
-	nss := make([][]float64, len(names))
-	allocss := make([][]float64, len(names))
-	for range runs {
-		for i, name := range names {
-			progress(name)
-			var before, after runtime.MemStats
-			runtime.GC()
-			runtime.ReadMemStats(&before)
-			elapsed := through(i)
-			runtime.ReadMemStats(&after)
-			nss[i] = append(nss[i], float64(elapsed.Nanoseconds())/float64(msgs))
-			allocss[i] = append(allocss[i], float64(after.Mallocs-before.Mallocs)/float64(msgs))
-		}
-	}
-	ns, allocs = make([]float64, len(names)), make([]float64, len(names))
+// msgCost is one contender's median time and allocations per message, and
+// each run's time.
+type msgCost struct {
+	ns, allocs float64
+	runs       []float64
+}
+
+// perMessage interleaves names runs times, calling through(i), which moves
+// msgs messages through the i'th, and returns each one's cost per message.
+func perMessage(names []string, msgs, runs int, progress func(string), through func(i int) time.Duration) []msgCost {
+	type run struct{ ns, allocs float64 }
+	got := interleave(runs, names, progress, each(func(i int) run {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		elapsed := through(i)
+		runtime.ReadMemStats(&after)
+		return run{float64(elapsed.Nanoseconds()) / float64(msgs), float64(after.Mallocs-before.Mallocs) / float64(msgs)}
+	}))
+	out := make([]msgCost, len(names))
 	for i := range names {
-		ns[i], allocs[i] = median(nss[i]), median(allocss[i])
+		ns := column(got[i], func(x run) float64 { return x.ns })
+		out[i] = msgCost{medianOf(ns, same), medianOf(got[i], func(x run) float64 { return x.allocs }), ns}
 	}
-	return ns, allocs
+	return out
 }
 
 // split runs producers goroutines, each sending its share of msgs.
@@ -144,80 +186,61 @@ func throughMailbox(mb crew.Mailbox[int], producers, msgs int) time.Duration {
 	return elapsed
 }
 
-// memoryResult reports what idle actors and deep mailboxes cost.
-type memoryResult struct {
-	actors           int
-	heapPerActor     float64 // beside the goroutine's stack
-	heapPerGoroutine float64 // of a bare goroutine blocked on a channel
-	stackPerActor    float64
-	messages         int
-	perMessage       map[string]float64 // bytes per queued message
-	retainedAfterAll map[string]float64 // bytes still held once drained
+func (r *mailboxesScenario) mailboxOf(name string, producers int, loaded bool) mailboxResult {
+	return find(r.mailboxes, func(m mailboxResult) bool {
+		return m.name == name && m.producers == producers && m.loaded == loaded
+	})
 }
 
-// heap returns the bytes the heap holds after a collection, and those the
-// goroutine stacks hold.
-func heap() (heap, stacks float64) {
-	runtime.GC()
-	runtime.GC()
-	var m runtime.MemStats
-	runtime.ReadMemStats(&m)
-	return float64(m.HeapAlloc), float64(m.StackInuse)
+func (r *mailboxesScenario) markdown(p printer) {
+	p("%d messages from P producers to one consumer, which waits on a signal channel of capacity 1 when it finds the mailbox empty (as an actor does); a buffered channel of 1024 as the baseline; median of %s, contenders interleaved run by run. With load, one CPU-bound process per CPU runs beside the measurement.\n\n", r.mailboxMsgs, plural(r.runs, "run"))
+	p("| mailbox | producers | load | ns/msg | allocs/msg | vs buffered chan |\n|---|---|---|---|---|---|\n")
+	for _, m := range r.mailboxes {
+		base := r.mailboxOf(chanMailboxName, m.producers, m.loaded)
+		p("| %s | %d | %s | %.1f | %.3f | %.2fx |\n", m.name, m.producers, loadName(m.loaded), m.nsPerMsg, m.allocsPerMsg, m.nsPerMsg/base.nsPerMsg)
+	}
+	p("\n")
 }
 
-// memory spawns actors idle actors, and fills an Unbounded and a Segmented
-// mailbox with msgs messages, then drains them.
-func memory(actors, msgs int, progress func(string)) memoryResult {
-	res := memoryResult{actors: actors, messages: msgs,
-		perMessage: map[string]float64{}, retainedAfterAll: map[string]float64{}}
+func (r *mailboxesScenario) charts() []chart {
+	if len(r.mailboxes) == 0 {
+		return nil
+	}
+	return []chart{{r.chartTitle(), "mailboxes.png", r.chart}}
+}
 
-	// Mailboxes first: the actors' goroutines, once stopped, are freed
-	// lazily and would blur the small figures of a drained mailbox.
-	for _, k := range mailboxKinds()[:2] { // Unbounded, Segmented
-		progress(k.name + " holding messages")
-		base, _ := heap()
-		mb := k.make()
-		for v := range msgs {
-			_ = mb.Enqueue(context.Background(), v)
+func (r *mailboxesScenario) chartTitle() string {
+	return "Mailboxes: time per message over a buffered channel's (1024), one consumer"
+}
+
+// chart draws each mailbox's time per message over the buffered
+// channel's, a panel per count of producers, alone and with load.
+func (r *mailboxesScenario) chart(file string) error {
+	d := dotChart{title: r.chartTitle(), xLabel: "x buffered chan (1024), log scale", ref: 1, log: true,
+		label: ratioLabel, width: 10 * vg.Inch}
+	type setting struct {
+		producers int
+		loaded    bool
+	}
+	var settings []setting
+	for _, m := range r.mailboxes {
+		if !slices.Contains(d.names, m.name) {
+			d.names = append(d.names, m.name)
 		}
-		full, _ := heap()
-		res.perMessage[k.name] = (full - base) / float64(msgs)
-		for {
-			if _, ok := mb.Dequeue(); !ok {
-				break
-			}
+		if x := (setting{m.producers, m.loaded}); !slices.Contains(settings, x) {
+			settings = append(settings, x)
 		}
-		drained, _ := heap()
-		res.retainedAfterAll[k.name] = drained - base
-		runtime.KeepAlive(mb)
 	}
-	progress("idle goroutines")
-	baseHeap, _ := heap()
-	park := make(chan struct{})
-	var parked sync.WaitGroup
-	for range actors {
-		parked.Go(func() { <-park })
+	for _, x := range settings {
+		title := "1 producer"
+		if x.producers > 1 {
+			title = fmt.Sprintf("%d producers", x.producers)
+		}
+		if x.loaded {
+			title += ", with load"
+		}
+		d.panels = append(d.panels, ratioPanel(title, d.names, chanMailboxName,
+			func(name string) float64 { return r.mailboxOf(name, x.producers, x.loaded).nsPerMsg }))
 	}
-	h, _ := heap()
-	res.heapPerGoroutine = (h - baseHeap) / float64(actors)
-	close(park)
-	parked.Wait()
-
-	progress("idle actors")
-	ctx, cancel := context.WithCancel(context.Background())
-	baseHeap, baseStacks := heap()
-	refs := make([]*crew.Ref[int], actors)
-	for i := range refs {
-		refs[i] = crew.Spawn(ctx, func(context.Context, int) error { return nil })
-	}
-	h, st := heap()
-	res.heapPerActor = (h - baseHeap) / float64(actors)
-	res.stackPerActor = (st - baseStacks) / float64(actors)
-	cancel()
-	for _, r := range refs {
-		<-r.Done()
-	}
-	refs = nil
-
-	return res
+	return d.save(file)
 }

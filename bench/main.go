@@ -14,29 +14,33 @@
 // WithFairShare, on the default bound and on a backlog that holds a noisy
 // request, with jobs that sleep and jobs that spin, on a quiet machine
 // and beside CPU-bound processes, and checks WithWeight's shares and what
-// fair sharing costs per job. Its ordered scenario consumes results in input order through
-// crew's MapSeq and Stream, conc's stream and a hand-written ordered
-// pipeline, against crew's unordered pool. It prints a markdown report on
-// standard output and writes it, with PNG charts, to a directory:
-// bench/out/ by default, which git ignores, so that a run leaves the
-// checkout clean. It says on standard error where it wrote them.
+// fair sharing costs per job. Its ordered scenario consumes results in
+// input order through crew's MapSeq and Stream, conc's stream and a
+// hand-written ordered pipeline, against crew's unordered pool.
+//
+// It writes a markdown report, which opens with a summary (the machine,
+// the mode, the targets met, whether the README's advice held), with PNG
+// charts, to a directory: bench/out/ by default, which git ignores, so
+// that a run leaves the checkout clean. On standard output it prints the
+// summary and where the report is; on standard error, one progress line,
+// rewritten in place on a terminal.
 //
 // Run it from the repository root with
 //
 //	go -C bench run .
 //
-// (about twenty-five minutes on two cores, three of them the scaling
-// scenario's, about nine the tenants scenario's and four and a half the
-// ordered scenario's; -scenarios picks some), or with -quick for a smoke
-// run of one to three minutes.
-// A progress line per scenario and contender goes to standard error.
+// (about five minutes on two cores: enough runs to judge the advice), with
+// -full for the reference run (about twenty-five minutes: three of them
+// the scaling scenario's, nine the tenants scenario's and four and a half
+// the ordered scenario's), or with -quick for a smoke run of one to two
+// minutes that judges nothing; -scenarios picks some.
 //
 // A relative -out is taken from the directory the command was run in, not
 // from bench/: that is $PWD when it is set and absolute (go -C changes the
 // working directory but leaves PWD as it was), else the working directory.
 // So, from the repository root,
 //
-//	go -C bench run . -out bench/results
+//	go -C bench run . -full -out bench/results
 //
 // refreshes the committed reference run in bench/results/.
 package main
@@ -48,90 +52,73 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
+	"testing"
 	"time"
 )
 
-// config is what the flags set.
+// config is what the flags set, beside each scenario's own flags.
 type config struct {
-	quick                      bool
-	scenarios                  map[string]bool
-	workers, burstWorkers      int
-	overheadJobs, runs         int
-	burstJobs, streamJobs      int
-	streamRuns                 int
-	loads                      []float64
-	mailboxMsgs, actors, depth int
-	batchRequests              int
-	scalingJobs                int
-	tenantRuns, tenantRequests int
-	tenantTime, weightsTime    time.Duration
-	fairCostRuns               int
-	out                        string
+	settings
+	scenarios []scenario // those selected, in the order they run
+	out       string
 }
 
-var allScenarios = []string{"overhead", "burst", "stream", "keyed", "mailboxes", "actors", "memory", "batches", "scaling", "tenants", "ordered"}
-
-func parseFlags() config {
+func parseFlags(args []string) config {
+	all := scenarios()
+	var allNames []string
+	for _, s := range all {
+		allNames = append(allNames, s.name())
+	}
+	fs := flag.NewFlagSet("bench", flag.ExitOnError)
 	var c config
-	scen := flag.String("scenarios", strings.Join(allScenarios, ","), "comma-separated scenarios to run: "+strings.Join(allScenarios, ", "))
-	flag.BoolVar(&c.quick, "quick", false, "a smoke run of one to three minutes on two cores: fewer jobs and runs")
-	flag.IntVar(&c.workers, "workers", 8, "workers per pool (overhead, streaming, keyed, batches, tenants and ordered scenarios)")
-	flag.IntVar(&c.burstWorkers, "burst-workers", 16, "workers per pool in the burst scenario")
-	flag.IntVar(&c.runs, "runs", 5, "runs per measurement in the overhead, burst, mailbox, scaling and ordered scenarios (at most 3 with -quick, 1 for the ordered one) and of the tenants scenario's cost per job (1 with -quick); the median is reported")
-	flag.IntVar(&c.streamJobs, "stream-jobs", 4000, "jobs per contender, load and run in the streaming scenario, and per placement in the keyed one (their duration)")
-	flag.IntVar(&c.scalingJobs, "scaling-jobs", 1_000_000, "no-op jobs per contender, setting and run in the scaling scenario (at most 50000 with -quick)")
-	flag.IntVar(&c.streamRuns, "stream-runs", 3, "seeded runs per load in the streaming scenario, and of the keyed and batches scenarios; the median of each figure is reported")
-	flag.IntVar(&c.tenantRuns, "tenant-runs", 5, "seeded runs of the tenants scenario's tables, each running every contender in every setting (at most 1 with -quick); the median of each figure is reported")
-	flag.DurationVar(&c.tenantTime, "tenant-time", time.Second, "how long the small clients run per contender, table, setting and run in the tenants scenario's main tables (a table per kind of job, shape and load) (at most 300ms with -quick)")
-	flag.IntVar(&c.tenantRequests, "tenant-requests", 4000, "small requests per contender, setting and run in the tenants scenario's table of 63 clients without think time (at most 1000 with -quick)")
-	flag.DurationVar(&c.weightsTime, "weights-time", 2*time.Second, "how long the tenants scenario's weights check measures (at most 500ms with -quick)")
-	flag.StringVar(&c.out, "out", "", "directory for report.md and the charts (default bench/out/, which git ignores); "+
+	scen := fs.String("scenarios", strings.Join(allNames, ","), "comma-separated scenarios to run: "+strings.Join(allNames, ", "))
+	isQuick := fs.Bool("quick", false, "a smoke run of one to two minutes on two cores: few jobs and runs, no target or advice judged")
+	isFull := fs.Bool("full", false, "the reference run, about twenty-five minutes on two cores: the figures the README quotes")
+	fs.IntVar(&c.workers, "workers", 8, "workers per pool (overhead, streaming, keyed, batches, tenants and ordered scenarios)")
+	fs.IntVar(&c.runs, "runs", 0, "runs per measurement of the scenarios that time one figure per contender (overhead, burst, mailboxes, actors, scaling, ordered, the batch and fair costs); the median is reported (default: the mode's, 1 to 5)")
+	fs.IntVar(&c.streamJobs, "stream-jobs", 0, "jobs per contender, load and run in the streaming scenario, and per placement in the keyed one (default 300 with -quick, 500, 4000 with -full)")
+	fs.IntVar(&c.seededRuns, "stream-runs", 0, "seeded runs per load in the streaming scenario, and of the keyed and batches scenarios; the median of each figure is reported (default 1 with -quick, else 3)")
+	fs.StringVar(&c.out, "out", "", "directory for report.md and the charts (default bench/out/, which git ignores); "+
 		"a relative path is taken from the directory the command was run in ($PWD), so from the repository root "+
 		"-out bench/results refreshes the committed reference run")
-	loads := flag.String("loads", "0.5,0.8,0.9", "comma-separated loads of the streaming scenario, as fractions of the pool's capacity")
-	flag.Parse()
-	c.scenarios = map[string]bool{}
-	for _, s := range strings.Split(*scen, ",") {
-		s = strings.TrimSpace(s)
-		if !slices.Contains(allScenarios, s) {
-			fmt.Fprintf(os.Stderr, "bench: unknown scenario %q (have %s)\n", s, strings.Join(allScenarios, ", "))
-			os.Exit(2)
+	for _, s := range all {
+		s.flags(fs)
+	}
+	_ = fs.Parse(args) // ExitOnError
+	if fs.NArg() > 0 {
+		usage(fmt.Sprintf("unexpected arguments %q", fs.Args()))
+	}
+	switch {
+	case *isQuick && *isFull:
+		usage("-quick and -full: pick one")
+	case *isQuick:
+		c.mode = quick
+	case *isFull:
+		c.mode = full
+	default:
+		c.mode = standard
+	}
+	if c.workers < 1 || c.runs < 0 || c.streamJobs < 0 || c.seededRuns < 0 {
+		usage("-workers must be at least 1, and -runs, -stream-jobs and -stream-runs at least 1 when given")
+	}
+	c.benchtime = pick(c.mode, 200*time.Millisecond, 300*time.Millisecond, time.Second)
+	for _, name := range strings.Split(*scen, ",") {
+		name = strings.TrimSpace(name)
+		i := slices.IndexFunc(all, func(s scenario) bool { return s.name() == name })
+		if i < 0 {
+			usage(fmt.Sprintf("unknown scenario %q (have %s)", name, strings.Join(allNames, ", ")))
 		}
-		c.scenarios[s] = true
-	}
-	if c.workers < 1 || c.burstWorkers < 1 || c.runs < 1 || c.streamJobs < 1 || c.streamRuns < 1 || c.scalingJobs < 1 || c.tenantRuns < 1 || c.tenantRequests < 1 {
-		fmt.Fprintln(os.Stderr, "bench: -workers, -burst-workers, -runs, -stream-jobs, -stream-runs, -scaling-jobs, -tenant-runs and -tenant-requests must be at least 1")
-		os.Exit(2)
-	}
-	if c.tenantTime <= 0 || c.weightsTime <= 0 {
-		fmt.Fprintln(os.Stderr, "bench: -tenant-time and -weights-time must be more than 0")
-		os.Exit(2)
-	}
-	for _, l := range strings.Split(*loads, ",") {
-		x, err := strconv.ParseFloat(strings.TrimSpace(l), 64)
-		if err != nil || x <= 0 || x >= 1 {
-			fmt.Fprintf(os.Stderr, "bench: -loads: %q is not a fraction between 0 and 1\n", l)
-			os.Exit(2)
+		if !slices.Contains(c.scenarios, all[i]) {
+			c.scenarios = append(c.scenarios, all[i])
 		}
-		c.loads = append(c.loads, x)
 	}
-	c.overheadJobs, c.burstJobs = 1_000_000, 2000
-	c.mailboxMsgs, c.actors, c.depth = 1_000_000, 10_000, 1_000_000
-	c.batchRequests = 10_000
-	c.fairCostRuns = c.runs
-	if c.quick {
-		c.overheadJobs, c.burstJobs, c.mailboxMsgs, c.depth = 100_000, 400, 100_000, 100_000
-		c.batchRequests = 1000
-		c.runs = min(c.runs, 3)
-		c.streamJobs = min(c.streamJobs, 300)
-		c.scalingJobs = min(c.scalingJobs, 50_000)
-		c.tenantRuns = 1
-		c.tenantTime = min(c.tenantTime, 300*time.Millisecond)
-		c.tenantRequests = min(c.tenantRequests, 1000)
-		c.fairCostRuns = 1
-		c.weightsTime = min(c.weightsTime, 500*time.Millisecond)
+	// Run them in the registry's order, whatever the flag's.
+	slices.SortFunc(c.scenarios, func(a, b scenario) int {
+		return slices.Index(all, a) - slices.Index(all, b)
+	})
+	for _, s := range c.scenarios {
+		s.configure(c.settings)
 	}
 	cwd, err := os.Getwd()
 	if err != nil {
@@ -139,6 +126,12 @@ func parseFlags() config {
 	}
 	c.out = outDir(c.out, os.Getenv("PWD"), cwd)
 	return c
+}
+
+// usage reports a bad flag and exits.
+func usage(msg string) {
+	fmt.Fprintln(os.Stderr, "bench:", msg)
+	os.Exit(2)
 }
 
 // outDir returns where report.md and the charts go, given the -out flag, the
@@ -160,113 +153,30 @@ func outDir(flagged, pwd, cwd string) string {
 	}
 }
 
-// fanIn is the producers of the mailbox and actor scenarios.
-var fanIn = []int{1, 4, 8}
-
 func main() {
 	spinIfChild()
-	c := parseFlags()
-	cs := contenders()
-	// The burst and streaming scenarios leave out the contenders that would
-	// only repeat another's queue there.
-	queueing := slices.DeleteFunc(slices.Clone(cs), func(c contender) bool { return c.overheadOnly })
-	var r report
-	r.machine = fmt.Sprintf("%s/%s, %d CPUs (GOMAXPROCS %d), %s, %s", runtime.GOOS, runtime.GOARCH,
-		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.Version())
-	r.quick = c.quick
+	c := parseFlags(os.Args[1:])
+	// testing.Benchmark, which times the batch's fixed cost, the server
+	// path and the fair pool's cost per job, runs each measurement for
+	// -test.benchtime: shorter than its second outside -full.
+	testing.Init()
+	if err := flag.Set("test.benchtime", c.benchtime.String()); err != nil {
+		fail(err)
+	}
+	r := report{mode: c.mode, machine: fmt.Sprintf("%s/%s, %d CPUs (GOMAXPROCS %d), %s, %s", runtime.GOOS, runtime.GOARCH,
+		runtime.NumCPU(), runtime.GOMAXPROCS(0), cpuModel(), runtime.Version())}
 	began := time.Now()
-	step := func(scenario string) func(string) {
-		return func(what string) {
-			fmt.Fprintf(os.Stderr, "[%6.1fs] %-9s %s\n", time.Since(began).Seconds(), scenario, what)
-		}
-	}
-	if c.scenarios["overhead"] {
-		for _, subs := range []int{1, 8} {
-			r.overhead = append(r.overhead, overhead(cs, c.workers, subs, c.overheadJobs, c.runs,
-				step(fmt.Sprintf("overhead, %d submitter(s):", subs)))...)
-		}
-		r.overheadJobs, r.overheadWorkers = c.overheadJobs, c.workers
-	}
-	if c.scenarios["burst"] {
-		r.burst, r.burstBound = burst(queueing, c.burstWorkers, c.burstJobs, c.runs, step("burst:"))
-		r.burstJobs, r.burstWorkers = c.burstJobs, c.burstWorkers
-	}
-	if c.scenarios["stream"] {
-		for _, load := range c.loads {
-			r.stream = append(r.stream, stream(queueing, c.workers, c.streamJobs, c.streamRuns, load,
-				step(fmt.Sprintf("stream, %.0f%% load,", load*100)))...)
-		}
-		r.streamJobs, r.streamWorkers, r.streamRuns = c.streamJobs, c.workers, c.streamRuns
-	}
-	if c.scenarios["keyed"] {
-		r.keyed = keyed(c.workers, c.streamJobs, c.streamRuns, 0.8, step("keyed, 80% load:"))
-		r.keyedJobs, r.keyedWorkers, r.keyedRuns = c.streamJobs, c.workers, c.streamRuns
-	}
-	// The mailbox and actor scenarios run twice: alone, then beside one
-	// CPU-bound process per CPU.
-	for _, loaded := range []bool{false, true} {
-		if !c.scenarios["mailboxes"] && !c.scenarios["actors"] {
-			break
-		}
-		stop := func() {}
-		if loaded {
-			stop = startLoad()
-		}
-		suffix := ""
-		if loaded {
-			suffix = ", with load"
-		}
-		if c.scenarios["mailboxes"] {
-			for _, p := range fanIn {
-				r.mailboxes = append(r.mailboxes, mailboxes(p, loaded, c.mailboxMsgs, c.runs,
-					step(fmt.Sprintf("mailboxes, %dP1C%s:", p, suffix)))...)
-			}
-			r.mailboxMsgs = c.mailboxMsgs
-		}
-		if c.scenarios["actors"] {
-			for _, p := range fanIn {
-				r.actors = append(r.actors, actors(p, loaded, c.mailboxMsgs, c.runs,
-					step(fmt.Sprintf("actors, %d producer(s)%s:", p, suffix)))...)
-			}
-			r.actorMsgs = c.mailboxMsgs
-		}
-		stop()
-	}
-	if c.scenarios["memory"] {
-		m := memory(c.actors, c.depth, step("memory:"))
-		r.memory = &m
-	}
-	if c.scenarios["batches"] {
-		r.batches, r.batchSpinRate = batches(c.workers, c.batchRequests, c.streamRuns, step("batches:"))
-		r.emptyBatch = measureEmptyBatch(c.workers, c.runs)
-		r.serverPath = measureServerPath(c.workers, min(c.runs, 3), step("batches, the server path:"))
-		r.batchRequests, r.batchWorkers, r.batchRuns = c.batchRequests, c.workers, c.streamRuns
-	}
-	if c.scenarios["scaling"] {
-		r.scaling = scaling(scalingSettings(), c.scalingJobs, c.runs, step("scaling,"))
-		r.scalingJobs, r.scalingRuns = c.scalingJobs, c.runs
-	}
-	if c.scenarios["tenants"] {
-		progress := step("tenants:")
-		r.tenants, r.tenantsSpinRate, r.tenantsSlept = tenants(c.workers, c.tenantRuns, c.tenantTime, progress)
-		r.tenantsWorkers, r.tenantsRuns, r.tenantsTime = c.workers, c.tenantRuns, c.tenantTime
-		r.tenantsCrowd = crowd(c.workers, c.tenantRequests, c.tenantRuns, r.tenantsSpinRate, progress)
-		r.crowdRequests = c.tenantRequests
-		progress(fmt.Sprintf("weights %d and %d for %v", weightsLight, weightsHeavy, c.weightsTime))
-		jobSpin := int(r.tenantsSpinRate * float64(weightsJob) / float64(time.Microsecond))
-		w := weightsCheck(c.workers, []int{weightsLight, weightsHeavy}, c.weightsTime, jobSpin)
-		r.weights = &w
-		progress("cost per job, first come first served and WithFairShare")
-		r.fairCost, r.fairCostRuns = measureFairCost(c.workers, c.fairCostRuns), c.fairCostRuns
-	}
-	if c.scenarios["ordered"] {
-		o := ordered(orderedConfigOf(c), step("ordered:"))
-		r.ordered = &o
+	line := newProgress(os.Stderr, began)
+	for i, s := range c.scenarios {
+		at := fmt.Sprintf("%d/%d %s", i+1, len(c.scenarios), s.name())
+		line.show(at, "")
+		s.run(func(what string) { line.show(at, what) })
+		r.scenarios = append(r.scenarios, s)
 	}
 	r.took = time.Since(began)
+	line.done()
 
 	md := r.markdown()
-	fmt.Print(md)
 	if err := os.MkdirAll(c.out, 0o755); err != nil {
 		fail(err)
 	}
@@ -280,11 +190,12 @@ func main() {
 			md += fmt.Sprintf("![%s](%s)\n\n", ch.title, ch.file)
 		}
 	}
-	if err := os.WriteFile(filepath.Join(c.out, "report.md"), []byte(md), 0o644); err != nil {
+	file := filepath.Join(c.out, "report.md")
+	if err := os.WriteFile(file, []byte(md), 0o644); err != nil {
 		fail(err)
 	}
-	fmt.Fprintf(os.Stderr, "bench: wrote %s and %d charts beside it (the run took %.0fs)\n",
-		filepath.Join(c.out, "report.md"), len(charts), r.took.Seconds())
+	fmt.Print(r.summary())
+	fmt.Printf("The whole report: %s, with %s beside it.\n", file, plural(len(charts), "chart"))
 }
 
 func fail(err error) {

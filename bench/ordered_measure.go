@@ -35,19 +35,45 @@ type orderedConfig struct {
 	stall                        time.Duration // how long the heap measurement's first input sleeps
 }
 
-// orderedConfigOf sizes the ordered scenario from the flags: 100,000
-// no-op inputs and 20,000 uneven ones, the -runs flag's runs, and a slow
-// first input of 1 s before 100,000 more, 3 times; with -quick, 10,000
-// no-op inputs, 2,000 uneven ones, one run, and 0.3 s before 10,000
-// inputs, once. Fewer uneven inputs than no-op ones: where time.Sleep
-// takes a millisecond at least, as on a two-core Linux machine, 20,000
-// uneven inputs take 6 s through a window of one input per worker, and a
-// run of every contender 45 s.
-func orderedConfigOf(c config) orderedConfig {
-	if c.quick {
-		return orderedConfig{c.workers, 10_000, 2000, 1, 10_000, 1, 300 * time.Millisecond}
+// orderedScenario consumes results in input order through crew's MapSeq
+// and Stream, conc's stream and a hand-written ordered pipeline, against
+// crew's unordered pool.
+type orderedScenario struct {
+	none
+	cfg     orderedConfig
+	ordered *orderedReport
+}
+
+func (*orderedScenario) name() string  { return "ordered" }
+func (*orderedScenario) title() string { return "Ordered streams" }
+
+// configure sizes the ordered scenario: with -full, 100,000 no-op inputs
+// and 20,000 uneven ones, the -runs flag's runs (5), and a slow first input
+// of 1 s before 100,000 more, 3 times; by default, 20,000 no-op inputs,
+// 4,000 uneven ones, 3 runs, and 0.3 s before 20,000 inputs, once; with
+// -quick, 10,000 no-op inputs, 2,000 uneven ones, one run, and 0.3 s
+// before 10,000 inputs, once. Fewer uneven inputs than no-op ones: where
+// time.Sleep takes a millisecond at least, as on a two-core Linux machine,
+// 20,000 uneven inputs take 6 s through a window of one input per worker,
+// and a run of every contender 45 s.
+func (s *orderedScenario) configure(c settings) {
+	runs := c.runsOr(1, 3, 5)
+	s.cfg = pick(c.mode,
+		orderedConfig{c.workers, 10_000, 2000, runs, 10_000, 1, 300 * time.Millisecond},
+		orderedConfig{c.workers, 20_000, 4000, runs, 20_000, 1, 300 * time.Millisecond},
+		orderedConfig{c.workers, 100_000, 20_000, runs, 100_000, min(runs, 3), time.Second})
+}
+
+func (s *orderedScenario) run(progress func(string)) {
+	o := ordered(s.cfg, progress)
+	s.ordered = &o
+}
+
+func (r *orderedScenario) charts() []chart {
+	if r.ordered == nil {
+		return nil
 	}
-	return orderedConfig{c.workers, 100_000, 20_000, c.runs, 100_000, min(c.runs, 3), time.Second}
+	return []chart{{r.chartTitle(), "ordered.png", r.chart}}
 }
 
 // orderedResult is one contender's figures with one kind of job, each the
@@ -92,53 +118,53 @@ type orderedReport struct {
 func ordered(cfg orderedConfig, progress func(string)) orderedReport {
 	cs := orderedContenders[int](cfg.workers, true)
 	out := orderedReport{orderedConfig: cfg, sleptShort: measureSleep(orderedShortJob), sleptLong: measureSleep(orderedLongJob)}
-	type samples struct{ ns, first, allocs []float64 }
-	var own []float64
+	type timing struct{ ns, first, allocs float64 }
 	jobs := []string{orderedNoop, orderedUneven}
-	got := make([][]samples, len(jobs))
-	for j := range jobs {
-		got[j] = make([]samples, len(cs))
-	}
-	for run := range cfg.runs {
-		for j, job := range jobs {
-			n, f := cfg.noopItems, noopOrdered
-			if job == orderedUneven {
-				n, f = cfg.unevenItems, unevenOrdered(unevenTimes(cfg.unevenItems, run))
-			}
-			for i, c := range cs {
-				progress(fmt.Sprintf("run %d/%d, %s jobs: %s", run+1, cfg.runs, job, orderedName(c.form, c.window, cfg.workers)))
-				t := timeOrdered(c, n, f)
-				s := &got[j][i]
-				s.ns = append(s.ns, float64(t.last)/float64(n))
-				s.first = append(s.first, float64(t.first))
-				s.allocs = append(s.allocs, t.allocs/float64(n))
-			}
+	var names []string
+	for _, job := range jobs {
+		for _, c := range cs {
+			names = append(names, fmt.Sprintf("%s jobs: %s", job, orderedName(c.form, c.window, cfg.workers)))
 		}
+	}
+	got := interleave(cfg.runs, names, progress, func(run int) func(i int) timing {
+		uneven := unevenOrdered(unevenTimes(cfg.unevenItems, run))
+		return func(i int) timing {
+			n, f := cfg.noopItems, noopOrdered
+			if jobs[i/len(cs)] == orderedUneven {
+				n, f = cfg.unevenItems, uneven
+			}
+			t := timeOrdered(cs[i%len(cs)], n, f)
+			return timing{float64(t.last) / float64(n), float64(t.first), t.allocs / float64(n)}
+		}
+	})
+	for i, ts := range got {
+		c := cs[i%len(cs)]
+		x := orderedResult{c.form, c.window, jobs[i/len(cs)], medianOf(ts, func(t timing) float64 { return t.ns }),
+			time.Duration(medianOf(ts, func(t timing) float64 { return t.first })), medianOf(ts, func(t timing) float64 { return t.allocs })}
+		if c.window == 0 {
+			x.first = 0
+		}
+		out.results = append(out.results, x)
+	}
+	var own []float64
+	for run := range cfg.runs {
 		progress(fmt.Sprintf("run %d/%d: crew Stream's own allocations", run+1, cfg.runs))
 		own = append(own, streamOwnAllocs(cfg.workers, crew.DefaultWindowPerWorker*cfg.workers, cfg.noopItems))
 	}
-	for j, job := range jobs {
-		for i, c := range cs {
-			s := got[j][i]
-			x := orderedResult{c.form, c.window, job, median(s.ns), time.Duration(median(s.first)), median(s.allocs)}
-			if c.window == 0 {
-				x.first = 0
-			}
-			out.results = append(out.results, x)
-		}
-	}
 	out.streamOwnAllocs = median(own)
 	hs := orderedContenders[[]byte](cfg.workers, false)
-	held, peaked := make([][]float64, len(hs)), make([][]float64, len(hs))
-	for run := range cfg.heapRuns {
-		for i, c := range hs {
-			progress(fmt.Sprintf("heap, run %d/%d: %s", run+1, cfg.heapRuns, orderedName(c.form, c.window, cfg.workers)))
-			h, p := heapOrdered(c, cfg.heapItems, cfg.stall)
-			held[i], peaked[i] = append(held[i], h), append(peaked[i], p)
-		}
+	var heapNames []string
+	for _, c := range hs {
+		heapNames = append(heapNames, "heap: "+orderedName(c.form, c.window, cfg.workers))
 	}
+	type heapRun struct{ held, peaked float64 }
+	heaps := interleave(cfg.heapRuns, heapNames, progress, each(func(i int) heapRun {
+		h, p := heapOrdered(hs[i], cfg.heapItems, cfg.stall)
+		return heapRun{h, p}
+	}))
 	for i, c := range hs {
-		out.heap = append(out.heap, orderedHeap{c.form, c.window, median(held[i]), median(peaked[i])})
+		out.heap = append(out.heap, orderedHeap{c.form, c.window,
+			medianOf(heaps[i], func(x heapRun) float64 { return x.held }), medianOf(heaps[i], func(x heapRun) float64 { return x.peaked })})
 	}
 	return out
 }
@@ -157,15 +183,7 @@ func unevenOrdered(d []time.Duration) func(context.Context, int) int {
 // unevenTimes draws the sleeps of n uneven jobs with run's seed: the same
 // for every contender within the run.
 func unevenTimes(n, run int) []time.Duration {
-	r := rand.New(rand.NewPCG(4000+uint64(run), 0x6f726465726564))
-	d := make([]time.Duration, n)
-	for i := range d {
-		d[i] = orderedShortJob
-		if r.Float64() < orderedLongRate {
-			d[i] = orderedLongJob
-		}
-	}
-	return d
+	return drawMix(rand.New(rand.NewPCG(4000+uint64(run), 0x6f726465726564)), n, orderedShortJob, orderedLongJob, orderedLongRate)
 }
 
 // An orderedCheck is the consumer of one run of a contender: it panics

@@ -51,13 +51,15 @@ func (o *orderedReport) handFor(x orderedResult) orderedResult {
 	return o.orderedOf(orderedHandName, w, x.job)
 }
 
-// orderedMarkdown writes the ordered scenario's section with p: the time
+// markdown writes the ordered scenario's section with p: the time
 // per item, to the first result and the allocations, then the heap with a
 // slow first input.
-func (r *report) orderedMarkdown(p func(format string, a ...any)) {
+func (r *orderedScenario) markdown(p printer) {
 	o := r.ordered
+	if o == nil {
+		return
+	}
 	w := o.workers
-	p("## 11. Ordered streams\n\n")
 	p("Read records, process them in parallel, and consume the results in input order, each as soon as it and every result before it are done. %d inputs per contender and run with no-op jobs, which return their input, and %d with uneven jobs, %.0f%% sleeping %v and %.0f%% %v (time.Sleep took %v and %v here, the medians of 50 measured at the start), drawn with the run's seed, the same for every contender within the run; %d workers. "+
 		"Each contender's consumer checks every result against its input, in order. %s ranges over MapSeq's results; %s submits a task per input, a closure made per input as users write it, whose callback (a closure per result) consumes the result; %s is conc's stream.New().WithMaxGoroutines(%d), whose window is fixed at workers+1 = %d; "+
 		"the %s is a producer goroutine sending indexes to the workers over a channel of %d, bounded by a semaphore of window tokens, the workers sending each index and result to the consumer, which keeps them in a ring of window slots and consumes it in order (no allocation per input); the %s runs a NewGroup job per input that writes its result into a slice, consumed once Wait returns, so its first result is not timed. "+
@@ -118,9 +120,9 @@ func shortDuration(d time.Duration) string {
 // kib writes bytes in KiB.
 func kib(bytes float64) string { return fmt.Sprintf("%.0f KiB", bytes/1024) }
 
-// orderedTargets checks the ordered scenario's figures against crew's
+// targets checks the ordered scenario's figures against crew's
 // targets, if r has them.
-func (r *report) orderedTargets() []target {
+func (r *orderedScenario) targets() []target {
 	o := r.ordered
 	if o == nil {
 		return nil
@@ -201,18 +203,18 @@ func kibs(bytes []float64) string {
 	return joinInts(ks) + " KiB"
 }
 
-// orderedTitle is the ordered chart's title and its caption in the report;
+// chartTitle is the ordered chart's title and its caption in the report;
 // it does not read r's figures, which a report without the scenario lacks.
-func (r *report) orderedTitle() string {
+func (r *orderedScenario) chartTitle() string {
 	return "Ordered streams: time per item over the hand-written ordered pipeline's at the same window"
 }
 
-// orderedChart draws each contender's time per item over the hand-written
+// chart draws each contender's time per item over the hand-written
 // pipeline's at the same window (conc's stream at one input per worker, the
 // unordered pool at the largest window), a panel per kind of job.
-func (r *report) orderedChart(file string) error {
+func (r *orderedScenario) chart(file string) error {
 	o := r.ordered
-	d := dotChart{title: r.orderedTitle(), ref: 1, log: true, label: ratioLabel, width: 10 * vg.Inch,
+	d := dotChart{title: r.chartTitle(), ref: 1, log: true, label: ratioLabel, width: 10 * vg.Inch,
 		xLabel: fmt.Sprintf("x hand-written ordered pipeline at the same window (conc: at %d; unordered: at %d), log scale",
 			orderedWindowsPerWorker[0]*o.workers, orderedWindowsPerWorker[len(orderedWindowsPerWorker)-1]*o.workers)}
 	var rows []orderedResult

@@ -166,7 +166,7 @@ func orderedSample() *orderedReport {
 }
 
 func TestOrderedTargets(t *testing.T) {
-	r := &report{ordered: orderedSample()}
+	r := &orderedScenario{ordered: orderedSample()}
 	var order []string
 	got := map[string]target{}
 	for _, x := range r.targets() {
@@ -194,7 +194,7 @@ func TestOrderedTargets(t *testing.T) {
 		assert.Equal(t, tc.met, x.met, "%s: %s", x.what, x.measured)
 	}
 	t.Run("a heap that does not grow with the window, or holds a tenth of the results, fails", func(t *testing.T) {
-		r := &report{ordered: orderedSample()}
+		r := &orderedScenario{ordered: orderedSample()}
 		for i, x := range r.ordered.heap {
 			switch {
 			case x.form == orderedMapSeqName && x.window == 32:
@@ -203,22 +203,22 @@ func TestOrderedTargets(t *testing.T) {
 				r.ordered.heap[i].held = 10 << 20
 			}
 		}
-		for _, x := range r.orderedTargets() {
+		for _, x := range r.targets() {
 			if slices.Contains(orderedTargetNames[6:8], x.what) {
 				assert.False(t, x.met, "%s: %s", x.what, x.measured)
 			}
 		}
 	})
 	t.Run("a report without the scenario checks none of its targets", func(t *testing.T) {
-		assert.Empty(t, (&report{}).orderedTargets())
+		assert.Empty(t, (&orderedScenario{}).targets())
 	})
 }
 
 func TestOrderedSectionAndChart(t *testing.T) {
-	r := &report{machine: "test", ordered: orderedSample()}
+	r := &report{machine: "test", scenarios: []scenario{&orderedScenario{ordered: orderedSample()}}}
 	md := r.markdown()
 	for _, want := range []string{
-		"## 11. Ordered streams\n\n",
+		"## 1. Ordered streams\n\n",
 		"100000 inputs per contender and run with no-op jobs",
 		"(time.Sleep took 1.06ms and 5.06ms here",
 		"| crew MapSeq, window 128 (16x) | 110 | 1.10x | 1040 | 1.04x | 20.0 µs | 5.00 ms | 0.020 |\n",
@@ -258,7 +258,7 @@ func TestOrderedScenarioMeasuresEveryContenderAndRendersItsSection(t *testing.T)
 		// orderedPayload bytes each, but none beyond: far less than all 300.
 		assert.Less(t, x.held, float64(cfg.heapItems*orderedPayload)/2, orderedName(x.form, x.window, 2))
 	}
-	md := (&report{machine: "test", ordered: &o}).markdown()
-	assert.Contains(t, md, "## 11. Ordered streams")
+	md := (&report{machine: "test", scenarios: []scenario{&orderedScenario{ordered: &o}}}).markdown()
+	assert.Contains(t, md, "## 1. Ordered streams")
 	assert.Contains(t, md, "| crew MapSeq, window 8 (4x) |")
 }

@@ -2,147 +2,189 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
 
 // The README's and doc.go's performance advice, checked against this run:
-// each piece of advice names the comparisons that back it, and holds on
-// this machine if every one of them that ran came out as the advice says.
-// The docs name each piece by its id, so that a reader whose run says
-// "no" knows which advice to doubt.
+// each piece of advice names the comparisons that back it, which the
+// scenarios give as adviceChecks, each with a figure per run. The docs name
+// each piece by its id, so that a reader whose run says "not held" knows
+// which advice to doubt.
+var adviceCatalogue = []struct{ id, says, where string }{
+	{"fan-in", "Segmented is the FIFO mailbox for fan-in: with 4 or 8 producers, on a machine with a CPU to spare, it costs less per message than Unbounded (beside CPU-bound processes the two trade places from run to run: see the mailboxes section)",
+		"doc.go (Choosing a mailbox), README (Mailboxes)"},
+	{"default mailbox", "Unbounded, an actor's default mailbox, costs less per message than a buffered channel with one producer, with no CPU-bound load beside it",
+		"doc.go (Choosing a mailbox), README (Mailboxes)"},
+	{"bounded", "Bounded is for a hard limit, not for speed: Unbounded costs less per message",
+		"doc.go (Choosing a mailbox), README (Mailboxes)"},
+	{"fair share", "WithFairShare, a tenant per client, keeps small requests' p99 below first come, first served's beside a noisy client: any jobs on a backlog that holds the noisy request, jobs that wait on the default bound while the CPUs have room",
+		"README (Long-lived pools, Tenants), doc.go (Long-lived pools)"},
+	{"default bound", "without WithFairShare, keep the default bound rather than a backlog that holds a noisy request: a small bound keeps the delay behind a burst low",
+		"WithQueueSize's godoc, README (Long-lived pools)"},
+	{"keyed", "WithKey, not WithConsistentHash, for keyed jobs that must keep their order",
+		"WithConsistentHash's godoc"},
+	{"batches p99", "errgroup per request, with no limit across requests, gives a request a lower p99 than a batch on one shared bounded pool: the pool trades p99 for one bound on the jobs in flight",
+		"README (Performance, Batches)"},
+}
 
-// An advice is one recommendation, with this run's figures for it.
+// minJudgedRuns is the fewest paired runs an advice's verdict rests on.
+const minJudgedRuns = 3
+
+// An adviceCheck is one comparison of two figures of the same unit, lower
+// is better, each measured once per run, the runs paired (the contenders
+// were interleaved within each): the advice expects want to come out
+// lower than other.
+type adviceCheck struct {
+	id, what    string // the advice it backs, and what it compares
+	want, other []float64
+	unit        string
+}
+
+// ran reports whether both figures were measured in every run.
+func (c adviceCheck) ran() bool {
+	positive := func(xs []float64) bool { return !slices.ContainsFunc(xs, func(x float64) bool { return !(x > 0) }) }
+	return len(c.want) > 0 && len(c.want) == len(c.other) && positive(c.want) && positive(c.other)
+}
+
+// ratios returns want over other, run by run.
+func (c adviceCheck) ratios() []float64 {
+	out := make([]float64, len(c.want))
+	for i := range out {
+		out[i] = c.want[i] / c.other[i]
+	}
+	return out
+}
+
+// A checkOutcome is what the runs say of one check.
+type checkOutcome int
+
+const (
+	held     checkOutcome = iota // want came out lower in every run
+	notHeld                      // in none
+	tooClose                     // in some runs and not in others
+)
+
+func (c adviceCheck) outcome() checkOutcome {
+	rs := c.ratios()
+	below := 0
+	for _, x := range rs {
+		if x < 1 {
+			below++
+		}
+	}
+	switch below {
+	case len(rs):
+		return held
+	case 0:
+		return notHeld
+	}
+	return tooClose
+}
+
+// figures writes the check's medians, their ratio and its range over the
+// runs.
+func (c adviceCheck) figures() string {
+	rs := c.ratios()
+	s := fmt.Sprintf("%.2fx (%.1f vs %.1f %s", medianOf(rs, same), medianOf(c.want, same), medianOf(c.other, same), c.unit)
+	if len(rs) > 1 {
+		s += fmt.Sprintf("; %.2fx to %.2fx over %d runs", slices.Min(rs), slices.Max(rs), len(rs))
+	}
+	return s + ")"
+}
+
+// An advice is one recommendation, with this run's checks of it.
 type advice struct {
 	id, says, where string
 	checks          []adviceCheck
 }
 
-// An adviceCheck is one comparison of two figures of the same unit, lower
-// is better: the advice expects want to come out lower than other.
-type adviceCheck struct {
-	what        string
-	want, other float64
-	unit        string
-}
-
-func (c adviceCheck) held() bool { return c.want < c.other }
-
-// ran reports whether both figures were measured.
-func (c adviceCheck) ran() bool { return c.want > 0 && c.other > 0 }
-
-// advices returns the advice this run has figures for.
+// advices returns the advice this run has figures for, in the
+// catalogue's order.
 func (r *report) advices() []advice {
+	var checks []adviceCheck
+	for _, s := range r.scenarios {
+		checks = append(checks, s.advice()...)
+	}
 	var out []advice
-	add := func(a advice) {
-		var ran []adviceCheck
-		for _, c := range a.checks {
-			if c.ran() {
-				ran = append(ran, c)
+	for _, a := range adviceCatalogue {
+		x := advice{id: a.id, says: a.says, where: a.where}
+		for _, c := range checks {
+			if c.id == a.id && c.ran() {
+				x.checks = append(x.checks, c)
 			}
 		}
-		if a.checks = ran; len(ran) > 0 {
-			out = append(out, a)
+		if len(x.checks) > 0 {
+			out = append(out, x)
 		}
-	}
-	ns := "ns/msg"
-	mb := func(name string, p int, loaded bool) float64 { return r.mailboxOf(name, p, loaded).nsPerMsg }
-	act := func(name string, p int, loaded bool) float64 { return r.actorOf(name, p, loaded).nsPerMsg }
-
-	// An actor's own cost (its wake, its handler) dilutes its mailbox's:
-	// the docs advise Segmented for a mailbox under fan-in, and say that
-	// an actor gains less; the actors' figures are in the actors section.
-	fanIn := advice{id: "fan-in", where: "doc.go (Choosing a mailbox), README (Mailboxes)",
-		says: "Segmented is the FIFO mailbox for fan-in: with 4 or 8 producers it costs less per message than Unbounded"}
-	for _, p := range []int{4, 8} {
-		for _, loaded := range []bool{false, true} {
-			fanIn.checks = append(fanIn.checks, adviceCheck{fmt.Sprintf("mailbox, %d producers%s: Segmented vs Unbounded", p, withLoad(loaded)),
-				mb(segmentedName, p, loaded), mb(unboundedName, p, loaded), ns})
-		}
-	}
-	add(fanIn)
-
-	// Beside CPU-bound load Unbounded can cost as much as a channel, as
-	// doc.go says: the advice is for a machine with room.
-	add(advice{id: "default mailbox", where: "doc.go (Choosing a mailbox), README (Mailboxes)",
-		says: "Unbounded, an actor's default mailbox, costs less per message than a buffered channel with one producer, with no CPU-bound load beside it",
-		checks: []adviceCheck{
-			{"mailbox, 1 producer: Unbounded vs buffered chan", mb(unboundedName, 1, false), mb(chanMailboxName, 1, false), ns},
-			{"actor, 1 producer: crew actor vs goroutine + buffered chan", act(crewActorName, 1, false), act(chanActorName, 1, false), ns},
-		}})
-
-	bounded := advice{id: "bounded", where: "doc.go (Choosing a mailbox), README (Mailboxes)",
-		says: "Bounded is for a hard limit, not for speed: Unbounded costs less per message"}
-	for _, p := range []int{1, 4} {
-		bounded.checks = append(bounded.checks,
-			adviceCheck{fmt.Sprintf("mailbox, %d producer(s): Unbounded vs Bounded(1024, Backpressure)", p), mb(unboundedName, p, false), mb(boundedName, p, false), ns},
-			adviceCheck{fmt.Sprintf("actor, %d producer(s): Unbounded vs Bounded(1024, Backpressure)", p), act(crewActorName, p, false), act(crewBoundedActName, p, false), ns})
-	}
-	add(bounded)
-
-	pools := r.tenantsPools()
-	fair := advice{id: "fair share", where: "README (Long-lived pools, Tenants), doc.go (Long-lived pools)",
-		says: "WithFairShare, a tenant per client, keeps small requests' p99 below first come, first served's beside a noisy client: any jobs on a backlog that holds the noisy request, jobs that wait on the default bound while the CPUs have room"}
-	for i, pool := range pools {
-		for _, t := range tenantsTables() {
-			if t.loaded || t.job.spins && i == 0 {
-				continue // CPU-bound jobs on the default bound: every job waits for a CPU too (see the README)
-			}
-			f, fcfs := r.tenantsOf(t, pool.fair), r.tenantsOf(t, pool.fcfs)
-			fair.checks = append(fair.checks, adviceCheck{fmt.Sprintf("%s, %s: fair vs first come, first served, p99", t.name(), pool.what),
-				inMs(f.noisy.p99), inMs(fcfs.noisy.p99), "ms"})
-		}
-	}
-	add(fair)
-
-	if len(pools) == 2 {
-		small, roomy := pools[0], pools[1]
-		bound := advice{id: "default bound", where: "WithQueueSize's godoc, README (Long-lived pools)",
-			says: "without WithFairShare, keep the default bound rather than a backlog that holds a noisy request: a small bound keeps the delay behind a burst low"}
-		for _, t := range tenantsTables() {
-			if t.loaded {
-				continue
-			}
-			bound.checks = append(bound.checks, adviceCheck{fmt.Sprintf("%s: first come, first served's p99 with the noisy client, %s vs %s", t.name(), small.what, roomy.what),
-				inMs(r.tenantsOf(t, small.fcfs).noisy.p99), inMs(r.tenantsOf(t, roomy.fcfs).noisy.p99), "ms"})
-		}
-		add(bound)
-	}
-
-	if len(r.keyed) == 3 {
-		k, ch := r.keyed[0], r.keyed[1]
-		add(advice{id: "keyed", where: "WithConsistentHash's godoc",
-			says: "WithKey, not WithConsistentHash, for keyed jobs that must keep their order",
-			checks: []adviceCheck{
-				{"keyed placement, p50: WithKey vs WithConsistentHash", inMs(k.p50), inMs(ch.p50), "ms"},
-				{"keyed placement, p99: WithKey vs WithConsistentHash", inMs(k.p99), inMs(ch.p99), "ms"},
-			}})
 	}
 	return out
 }
 
+// A verdict is what a run says of an advice: a word, and why.
+type verdict struct{ word, why string }
+
+// verdict judges a: held if every check held in every run; not held if a
+// check failed in every run; too close to call if a check held in some
+// runs only; not judged in a -quick run or on fewer than minJudgedRuns
+// runs.
+func (a advice) verdict(m mode) verdict {
+	runs := len(a.checks[0].want)
+	for _, c := range a.checks {
+		runs = min(runs, len(c.want))
+	}
+	switch {
+	case m == quick:
+		return verdict{"not judged", "a -quick run is a smoke test"}
+	case runs < minJudgedRuns:
+		return verdict{"not judged", fmt.Sprintf("%s of each figure, too few to tell (%d needed)", plural(runs, "run"), minJudgedRuns)}
+	}
+	var failed, split []string
+	for _, c := range a.checks {
+		switch c.outcome() {
+		case notHeld:
+			failed = append(failed, c.what+" "+c.figures())
+		case tooClose:
+			split = append(split, c.what+" "+c.figures())
+		}
+	}
+	switch {
+	case len(failed) > 0:
+		why := strings.Join(failed, "; ")
+		if len(split) > 0 {
+			why += fmt.Sprintf("; %d more too close to call", len(split))
+		}
+		return verdict{"not held", why}
+	case len(split) > 0:
+		return verdict{"too close to call", "the runs disagree: " + strings.Join(split, "; ")}
+	}
+	return verdict{"held", fmt.Sprintf("in each of %s", plural(runs, "run"))}
+}
+
 // adviceMarkdown writes the section that says, for each piece of advice,
 // whether it held in this run.
-func (r *report) adviceMarkdown(p func(format string, a ...any)) {
+func (r *report) adviceMarkdown(p printer) {
 	as := r.advices()
 	if len(as) == 0 {
 		return
 	}
 	p("## The README's advice on this machine\n\n")
-	p("Each performance recommendation of the README and doc.go, by the id the docs give it, checked against this run: it holds here if every comparison of its row came out as it says (the first figure lower). A \"no\" means that this machine (see Machine above), with what ran beside the benchmark, does not back it: measure your own case before you follow it.\n\n")
-	p("| advice | says | held here | this run's figures |\n|---|---|---|---|\n")
+	p("Each performance recommendation of the README and doc.go, by the id the docs give it, checked against this run. Every comparison is made run by run (the contenders were interleaved within each run): a comparison holds if its first figure came out lower in every run, fails if in none, and is too close to call if the runs disagree; the figures are the median ratio, the medians, and the ratio's range over the runs. The advice holds here if every comparison held. A \"not held\" means that this machine (see the Summary), with what ran beside the benchmark, does not back it: measure your own case before you follow it. With fewer than %d runs nothing is judged.\n\n", minJudgedRuns)
+	p("| advice | says | verdict | this run's figures |\n|---|---|---|---|\n")
 	for _, a := range as {
-		held := true
 		var figs []string
 		for _, c := range a.checks {
-			held = held && c.held()
 			mark := ""
-			if !c.held() {
+			switch c.outcome() {
+			case notHeld:
 				mark = " (not held)"
+			case tooClose:
+				mark = " (too close to call)"
 			}
-			figs = append(figs, fmt.Sprintf("%s: %.2fx (%.1f vs %.1f %s)%s", c.what, c.want/c.other, c.want, c.other, c.unit, mark))
+			figs = append(figs, fmt.Sprintf("%s: %s%s", c.what, c.figures(), mark))
 		}
-		p("| %s | %s (%s) | %s | %s |\n", a.id, a.says, a.where, yesNo(held), strings.Join(figs, "; "))
+		p("| %s | %s (%s) | %s | %s |\n", a.id, a.says, a.where, a.verdict(r.mode).word, strings.Join(figs, "; "))
 	}
 	p("\n")
 }
@@ -155,8 +197,14 @@ func withLoad(loaded bool) string {
 	return ""
 }
 
-// inMs returns d in milliseconds.
-func inMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+// inMsAll returns durations in ns (as float64) in milliseconds.
+func inMsAll(ns []float64) []float64 {
+	out := make([]float64, len(ns))
+	for i, x := range ns {
+		out[i] = x / float64(time.Millisecond)
+	}
+	return out
+}
 
 // yesNo writes a boolean as the report's tables do.
 func yesNo(b bool) string {

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"runtime"
 	"slices"
 	"strings"
 
 	"github.com/crewlib/crew"
+	"gonum.org/v1/plot/vg"
 )
 
 // The scaling scenario: the overhead scenario's no-op jobs at several
@@ -80,6 +82,32 @@ func atProcs(procs int, f func()) {
 	f()
 }
 
+// scalingScenario repeats the overhead scenario's no-op jobs over a grid
+// of GOMAXPROCS, pool sizes and submitters.
+type scalingScenario struct {
+	none
+	scalingJobs, scalingRuns int
+	scaling                  []scalingResult
+}
+
+func (*scalingScenario) name() string  { return "scaling" }
+func (*scalingScenario) title() string { return "Scaling: GOMAXPROCS, workers and submitters" }
+
+func (s *scalingScenario) flags(fs *flag.FlagSet) {
+	fs.IntVar(&s.scalingJobs, "scaling-jobs", 0, "no-op jobs per contender, setting and run in the scaling scenario (default 50000 with -quick, 150000, 1000000 with -full)")
+}
+
+func (s *scalingScenario) configure(c settings) {
+	if s.scalingJobs <= 0 {
+		s.scalingJobs = pick(c.mode, 50_000, 150_000, 1_000_000)
+	}
+	s.scalingRuns = c.runsOr(3, 3, 5)
+}
+
+func (s *scalingScenario) run(progress func(string)) {
+	s.scaling = scaling(scalingSettings(), s.scalingJobs, s.scalingRuns, progress)
+}
+
 // scaling measures each setting as the overhead scenario does, jobs no-op
 // jobs runs times with the contenders interleaved run by run, keeping the
 // median of each, at the setting's GOMAXPROCS.
@@ -99,12 +127,12 @@ func scaling(settings []scalingSetting, jobs, runs int, progress func(string)) [
 }
 
 // scalingOf returns name's result at s, or a zero one.
-func (r *report) scalingOf(name string, s scalingSetting) scalingResult {
+func (r *scalingScenario) scalingOf(name string, s scalingSetting) scalingResult {
 	return find(r.scaling, func(x scalingResult) bool { return x.name == name && x.scalingSetting == s })
 }
 
 // scalingRun returns the settings r has figures for, in the order measured.
-func (r *report) scalingRun() []scalingSetting {
+func (r *scalingScenario) scalingRun() []scalingSetting {
 	var ss []scalingSetting
 	for _, x := range r.scaling {
 		if !slices.Contains(ss, x.scalingSetting) {
@@ -114,10 +142,9 @@ func (r *report) scalingRun() []scalingSetting {
 	return ss
 }
 
-// scalingMarkdown writes the scaling scenario's section with p: a summary
+// markdown writes the scaling scenario's section with p: a summary
 // of crew against the others per setting, then a table per setting.
-func (r *report) scalingMarkdown(p func(format string, a ...any)) {
-	p("## 9. Scaling: GOMAXPROCS, workers and submitters\n\n")
+func (r *scalingScenario) markdown(p printer) {
 	p("The overhead scenario's no-op jobs, %d per contender, setting and run, at every setting of GOMAXPROCS %s (set by the program for the setting's runs and restored after; this machine has %d CPUs), %s workers and %s submitters. crew is crew's default pool, %s; the floor is a minimal pool around one lock (a ring of workers×%d waiting jobs, as many as crew's default pool holds, a stack of idle workers each parked on its own channel, a FIFO list of blocked Submits, crew's lock discipline); the hand-written pool's channel holds as many jobs as the pool has workers; errgroup has SetLimit(workers) and conc WithMaxGoroutines(workers). Start-up and wait included; the median of %d runs, contenders interleaved run by run; allocations from runtime.MemStats. First each setting's ratios, each a contender's time per job over the other's, then a table per setting.\n\n",
 		r.scalingJobs, joinInts(scalingProcs), runtime.NumCPU(), joinInts(scalingWorkers), joinInts(scalingSubmitters),
 		crewName, crew.DefaultQueueSize, r.scalingRuns)
@@ -142,13 +169,13 @@ func (r *report) scalingMarkdown(p func(format string, a ...any)) {
 	}
 }
 
-// scalingTargets checks the scaling scenario's figures against crew's
+// targets checks the scaling scenario's figures against crew's
 // targets, for the settings r has figures for: crew against the floor at
 // each setting, against the hand-written pool with 8 workers and one
 // submitter, against errgroup with one submitter, 8 workers and GOMAXPROCS
 // 2, against conc and its allocations at every setting (one row each, for
 // the worst setting).
-func (r *report) scalingTargets() []target {
+func (r *scalingScenario) targets() []target {
 	var ts []target
 	run := r.scalingRun()
 	vs := func(s scalingSetting, other, what string, limit float64) {
@@ -213,4 +240,38 @@ func joinInts(xs []int) string {
 		return strings.Join(s, "")
 	}
 	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+func (r *scalingScenario) charts() []chart {
+	if len(r.scaling) == 0 {
+		return nil
+	}
+	return []chart{{r.chartTitle(), "scaling.png", r.chart}}
+}
+
+// chartTitle is the scaling chart's title and its caption in the report.
+func (r *scalingScenario) chartTitle() string {
+	return "Scaling: time per no-op job over the hand-written pool's (shared chan, capacity = workers)"
+}
+
+// chart draws, for each setting, each contender's time per no-op job
+// over the hand-written pool's: a row per setting, a panel per contender.
+func (r *scalingScenario) chart(file string) error {
+	d := dotChart{title: r.chartTitle(), xLabel: "x hand-written (shared chan, capacity = workers), log scale", ref: 1, log: true,
+		label: ratioLabel, width: 12 * vg.Inch}
+	settings := r.scalingRun()
+	for _, s := range settings {
+		d.names = append(d.names, s.String())
+	}
+	for _, c := range scalingContenders() {
+		if c.name == baselineName {
+			continue
+		}
+		panel := dotPanel{title: c.name, look: c.name}
+		for _, s := range settings {
+			panel.values = append(panel.values, r.scalingOf(c.name, s).nsPerJob/r.scalingOf(baselineName, s).nsPerJob)
+		}
+		d.panels = append(d.panels, panel)
+	}
+	return d.save(file)
 }

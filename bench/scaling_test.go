@@ -75,7 +75,7 @@ func TestScalingRunsEachSettingAtItsGOMAXPROCSAndRestoresIt(t *testing.T) {
 	require.Len(t, res, len(settings)*len(scalingContenders()))
 	for _, s := range settings {
 		for _, c := range scalingContenders() {
-			assert.Equal(t, s.procs, seen[s.String()+": "+c.name], "GOMAXPROCS while measuring %s at %v", c.name, s)
+			assert.Equal(t, s.procs, seen[fmt.Sprintf("%s: run 2/2: %s", s, c.name)], "GOMAXPROCS while measuring %s at %v", c.name, s)
 			x := find(res, func(x scalingResult) bool { return x.name == c.name && x.scalingSetting == s })
 			assert.Positive(t, x.nsPerJob, "%s at %v", c.name, s)
 		}
@@ -112,14 +112,14 @@ func TestScalingTargets(t *testing.T) {
 	)
 	for _, tc := range []struct {
 		name      string
-		r         *report
+		r         *scalingScenario
 		met       map[string]bool
 		measured  map[string]string
 		unchecked []string
 	}{
 		{
 			name: "crew at 1.15x the channel pool and 1.28x the floor meets the floor's 1.3x but not the channel's 1.2x",
-			r:    &report{scaling: scalingSample(115, 500, 0)},
+			r:    &scalingScenario{scaling: scalingSample(115, 500, 0)},
 			met:  map[string]bool{floor2: true, floorBig: true, chan2: true, chan16: true, eg2: true, conc: true, allocs: true},
 			measured: map[string]string{
 				floor2: "1.28x (crew 115 vs floor (single-lock pool) 90 ns/job)",
@@ -131,7 +131,7 @@ func TestScalingTargets(t *testing.T) {
 		},
 		{
 			name: "crew at 1.25x the channel pool, 1.39x the floor, fails both with its figures",
-			r:    &report{scaling: scalingSample(125, 600, 0)},
+			r:    &scalingScenario{scaling: scalingSample(125, 600, 0)},
 			met:  map[string]bool{floor2: false, floorBig: false, chan2: false, chan16: false, eg2: true},
 			measured: map[string]string{
 				floorBig: "1.39x (crew 125 vs floor (single-lock pool) 90 ns/job)",
@@ -140,13 +140,13 @@ func TestScalingTargets(t *testing.T) {
 		},
 		{
 			name:     "crew 3.9 times as fast as errgroup fails the 4x target",
-			r:        &report{scaling: scalingSample(100, 390, 0)},
+			r:        &scalingScenario{scaling: scalingSample(100, 390, 0)},
 			met:      map[string]bool{eg2: false},
 			measured: map[string]string{eg2: "3.90x faster (crew 100 vs errgroup 390 ns/job)"},
 		},
 		{
 			name: "errgroup is checked with one submitter at GOMAXPROCS 2 only",
-			r:    &report{scaling: scalingSample(100, 100, 0)},
+			r:    &scalingScenario{scaling: scalingSample(100, 100, 0)},
 			unchecked: []string{
 				"scaling, GOMAXPROCS 2, 8 workers, 8 submitters: >= 4x faster than errgroup",
 				"scaling, GOMAXPROCS 16, 8 workers, 1 submitter: >= 4x faster than errgroup",
@@ -155,14 +155,14 @@ func TestScalingTargets(t *testing.T) {
 		},
 		{
 			name:     "an allocation per fifty jobs fails the 0 allocs target",
-			r:        &report{scaling: scalingSample(100, 500, 0.02)},
+			r:        &scalingScenario{scaling: scalingSample(100, 500, 0.02)},
 			met:      map[string]bool{allocs: false},
 			measured: map[string]string{allocs: "0.020 allocs/job at most (GOMAXPROCS 2, 8 workers, 1 submitter)"},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := map[string]target{}
-			for _, x := range tc.r.scalingTargets() {
+			for _, x := range tc.r.targets() {
 				got[x.what] = x
 			}
 			assert.Len(t, got, nTarget)
@@ -179,38 +179,37 @@ func TestScalingTargets(t *testing.T) {
 		})
 	}
 	t.Run("the setting where crew comes closest to conc is the one reported", func(t *testing.T) {
-		r := &report{scaling: scalingSample(100, 500, 0)}
+		r := &scalingScenario{scaling: scalingSample(100, 500, 0)}
 		i := slices.IndexFunc(r.scaling, func(x scalingResult) bool {
 			return x.name == concName && x.scalingSetting == scalingSetting{8, 64, 8}
 		})
 		r.scaling[i].nsPerJob = 95
-		x := r.scalingTargets()[nTarget-2]
+		x := r.targets()[nTarget-2]
 		assert.Equal(t, conc, x.what)
 		assert.Equal(t, "1.05x conc's time at most (GOMAXPROCS 8, 64 workers, 8 submitters: crew 100 vs conc 95 ns/job)", x.measured)
 		assert.False(t, x.met)
 	})
 	t.Run("the worst setting's allocations are the ones reported", func(t *testing.T) {
-		r := &report{scaling: scalingSample(100, 500, 0)}
+		r := &scalingScenario{scaling: scalingSample(100, 500, 0)}
 		i := slices.IndexFunc(r.scaling, func(x scalingResult) bool {
 			return x.name == crewName && x.scalingSetting == scalingSetting{16, 1024, 1}
 		})
 		r.scaling[i].allocsPJob = 0.1
-		x := r.scalingTargets()[nTarget-1]
+		x := r.targets()[nTarget-1]
 		assert.Equal(t, allocs, x.what)
 		assert.Equal(t, "0.100 allocs/job at most (GOMAXPROCS 16, 1024 workers, 1 submitter)", x.measured)
 		assert.False(t, x.met)
 	})
 	t.Run("a report without the scenario checks none of its targets", func(t *testing.T) {
-		assert.Empty(t, (&report{}).scalingTargets())
+		assert.Empty(t, (&scalingScenario{}).targets())
 	})
 }
 
 func TestScalingSectionHasASummaryAndATablePerSetting(t *testing.T) {
-	r := &report{scaling: scalingSample(115, 500, 0), scalingJobs: 1000, scalingRuns: 5}
+	r := &scalingScenario{scaling: scalingSample(115, 500, 0), scalingJobs: 1000, scalingRuns: 5}
 	var b strings.Builder
-	r.scalingMarkdown(func(format string, a ...any) { fmt.Fprintf(&b, format, a...) })
+	r.markdown(func(format string, a ...any) { fmt.Fprintf(&b, format, a...) })
 	md := b.String()
-	assert.Contains(t, md, "## 9. Scaling: GOMAXPROCS, workers and submitters\n\n")
 	assert.Contains(t, md, "GOMAXPROCS 2, 8 and 16")
 	assert.Contains(t, md, "8, 64 and 1024 workers and 1 and 8 submitters")
 	assert.Contains(t, md, "| GOMAXPROCS 2, 8 workers, 1 submitter | 1.28x | 1.15x | 0.90x | 4.35x | 2.61x | 0.000 |\n")

@@ -48,10 +48,12 @@ func measureServerPath(workers, runs int, progress func(string)) []serverPathRes
 // serverPathAt is measureServerPath at the current GOMAXPROCS.
 func serverPathAt(procs, workers, runs int) serverPathResult {
 	res := serverPathResult{procs: procs}
+	got := interleave(runs, serverWays[:], func(string) {}, each(func(i int) testing.BenchmarkResult {
+		return testing.Benchmark(func(b *testing.B) { serveRequests(b, i, workers) })
+	}))
 	var ns [4][]float64
-	for range runs {
-		for i := range serverWays {
-			r := testing.Benchmark(func(b *testing.B) { serveRequests(b, i, workers) })
+	for i, rs := range got {
+		for _, r := range rs {
 			ns[i] = append(ns[i], float64(r.T)/float64(r.N))
 			res.allocs[i] = max(res.allocs[i], float64(r.MemAllocs)/float64(r.N)*serverJobs)
 		}
@@ -123,7 +125,7 @@ func (nopRecorder) Observe(crew.Timing, time.Duration, string) {}
 func (nopRecorder) Close()                                     {}
 
 // serverPathTable writes the server path's table, if it was measured.
-func (r *report) serverPathTable(p func(string, ...any)) {
+func (r *batchesScenario) serverPathTable(p printer) {
 	if len(r.serverPath) == 0 {
 		return
 	}
@@ -147,7 +149,7 @@ func (r *report) serverPathTable(p func(string, ...any)) {
 // 0.5x errgroup's time per request, and with WithMetrics at most 0.55x,
 // at every GOMAXPROCS measured. (The fair configuration's 0.6x is for the
 // fair admission to come: reported, not judged.)
-func (r *report) serverPathTargets() []target {
+func (r *batchesScenario) serverPathTargets() []target {
 	var ts []target
 	for _, s := range r.serverPath {
 		for i, limit := range [...]float64{1: 0.5, 2: 0.55} {

@@ -189,6 +189,7 @@ type tenantsFigures struct {
 	noisyJobsPerS float64       // the noisy client's jobs ended while the small clients ran, per second; 0 alone
 	jobsPerS      float64       // every job ended while the small clients ran, per second
 	requests      int           // the small requests measured
+	p99s          []float64     // each run's p99 in ns, for the advice
 }
 
 // tenantsRun is what one run of one contender measured.
@@ -216,8 +217,8 @@ func (s *tenantsSamples) add(x tenantsRun) {
 
 // figures returns the median of each figure over the runs.
 func (s *tenantsSamples) figures() tenantsFigures {
-	return tenantsFigures{time.Duration(median(s.p50)), time.Duration(median(s.p99)),
-		median(s.noisyJobsPerS), median(s.jobsPerS), int(median(s.requests))}
+	return tenantsFigures{time.Duration(medianOf(s.p50, same)), time.Duration(medianOf(s.p99, same)),
+		medianOf(s.noisyJobsPerS, same), medianOf(s.jobsPerS, same), int(medianOf(s.requests, same)), s.p99}
 }
 
 // tenants runs the main tables (tenantsTables): for each, the small
@@ -225,8 +226,8 @@ func (s *tenantsSamples) figures() tenantsFigures {
 // then beside the noisy client. It does so runs times, each run with its
 // own seeds for the clients' requests, the same for every contender
 // within the run, the contenders one after another within each table and
-// setting of each run (the loaded tables with CPU-bound processes started
-// for them), and reports the median of each figure over the runs. It
+// setting of each run (the quiet tables' runs first, then the loaded
+// tables' with CPU-bound processes started for them), and reports the median of each figure over the runs. It
 // returns the results, by table then contender, the measured spin rate,
 // and how long the sleeping jobs' time.Sleep took.
 func tenants(workers, runs int, d time.Duration, progress func(string)) ([]tenantsResult, float64, time.Duration) {
@@ -243,25 +244,38 @@ func tenants(workers, runs int, d time.Duration, progress func(string)) ([]tenan
 			samples[k][s] = make([]tenantsSamples, len(cs))
 		}
 	}
-	for run := range runs {
-		for _, loaded := range []bool{false, true} {
-			stop := func() {}
-			if loaded {
-				stop = startLoad()
-			}
-			for k, t := range tables {
-				if t.loaded != loaded {
-					continue
-				}
-				for setting, noisy := range []bool{false, true} {
-					for i, c := range cs {
-						progress(fmt.Sprintf("run %d/%d, %s, %s: %s", run+1, runs, t.name(), settingName(noisy), c.name))
-						runtime.GC()
-						samples[k][setting][i].add(runThinking(c.start(workers), t, perMicro, run, d, noisy))
+	// A measurement is one contender in one setting of one table; the
+	// loaded tables run beside CPU-bound processes started for them.
+	type measurement struct{ table, setting, contender int }
+	for _, loaded := range []bool{false, true} {
+		var ms []measurement
+		var names []string
+		for k, t := range tables {
+			for setting, noisy := range []bool{false, true} {
+				for i, c := range cs {
+					if t.loaded == loaded {
+						ms = append(ms, measurement{k, setting, i})
+						names = append(names, fmt.Sprintf("%s, %s: %s", t.name(), settingName(noisy), c.name))
 					}
 				}
 			}
-			stop()
+		}
+		stop := func() {}
+		if loaded {
+			stop = startLoad()
+		}
+		got := interleave(runs, names, progress, func(run int) func(i int) tenantsRun {
+			return func(i int) tenantsRun {
+				m := ms[i]
+				runtime.GC()
+				return runThinking(cs[m.contender].start(workers), tables[m.table], perMicro, run, d, m.setting == 1)
+			}
+		})
+		stop()
+		for i, m := range ms {
+			for _, x := range got[i] {
+				samples[m.table][m.setting][m.contender].add(x)
+			}
 		}
 	}
 	var out []tenantsResult
@@ -271,19 +285,6 @@ func tenants(workers, runs int, d time.Duration, progress func(string)) ([]tenan
 		}
 	}
 	return out, perMicro, slept
-}
-
-// measureSleep returns how long time.Sleep(d) takes on this machine, the
-// median of 50 tries: it sleeps at least d, and a short sleep often takes
-// markedly longer.
-func measureSleep(d time.Duration) time.Duration {
-	took := make([]float64, 50)
-	for i := range took {
-		start := time.Now()
-		time.Sleep(d)
-		took[i] = float64(time.Since(start))
-	}
-	return time.Duration(median(took))
 }
 
 // settingName says "alone" or "with the noisy client".

@@ -128,10 +128,13 @@ type fairCost struct {
 // -bench does, on pools of workers workers, the two interleaved run by
 // run; the median of runs.
 func measureFairCost(workers, runs int) fairCost {
+	opts := [][]crew.Option{nil, {crew.WithFairShare()}}
+	got := interleave(runs, []string{"first come, first served", "WithFairShare"}, func(string) {}, each(func(i int) testing.BenchmarkResult {
+		return testing.Benchmark(func(b *testing.B) { benchOneBatch(b, workers, opts[i]) })
+	}))
 	var ns, allocs [2][]float64
-	for range runs {
-		for i, opts := range [][]crew.Option{nil, {crew.WithFairShare()}} {
-			r := testing.Benchmark(func(b *testing.B) { benchOneBatch(b, workers, opts) })
+	for i, rs := range got {
+		for _, r := range rs {
 			ns[i] = append(ns[i], float64(r.T.Nanoseconds())/float64(r.N))
 			allocs[i] = append(allocs[i], float64(r.MemAllocs)/float64(r.N))
 		}

@@ -31,14 +31,26 @@ func crowd(workers, requests, runs int, perMicro float64, progress func(string))
 	// samples[setting][contender]; setting 0 is alone, 1 with the noisy
 	// client.
 	samples := [2][]tenantsSamples{make([]tenantsSamples, len(cs)), make([]tenantsSamples, len(cs))}
-	for run := range runs {
+	var names []string
+	for _, heavy := range []bool{false, true} {
+		for _, c := range cs {
+			names = append(names, fmt.Sprintf("crowd, %s: %s", settingName(heavy), c.name))
+		}
+	}
+	got := interleave(runs, names, progress, func(run int) func(i int) tenantsRun {
 		small, noisy := batchWork(requests, perMicro, run), noisyWork(perMicro, run)
-		for setting, heavy := range [][][]int{nil, noisy} {
-			for i, c := range cs {
-				progress(fmt.Sprintf("crowd, run %d/%d, %s: %s", run+1, runs, settingName(heavy != nil), c.name))
-				runtime.GC()
-				samples[setting][i].add(runCrowd(c.start(workers), small, heavy))
+		return func(i int) tenantsRun {
+			var heavy [][]int
+			if i >= len(cs) {
+				heavy = noisy
 			}
+			runtime.GC()
+			return runCrowd(cs[i%len(cs)].start(workers), small, heavy)
+		}
+	})
+	for i, rs := range got {
+		for _, x := range rs {
+			samples[i/len(cs)][i%len(cs)].add(x)
 		}
 	}
 	out := make([]tenantsResult, len(cs))

@@ -36,11 +36,10 @@ const (
 	fairCostLimit        = 1.15
 )
 
-// tenantsMarkdown writes the tenants scenario's section with p: the main
+// markdown writes the tenants scenario's section with p: the main
 // tables, a table per kind of job, then the crowd table, the weights check
 // and the cost per job, each if r has its figures.
-func (r *report) tenantsMarkdown(p func(format string, a ...any)) {
-	p("## 10. Tenants: fair shares on one pool\n\n")
+func (r *tenantsScenario) markdown(p printer) {
 	if len(r.tenants) > 0 {
 		w := r.tenantsWorkers
 		p("%d small clients, each sending a request, waiting for it, then thinking before the next (a closed loop); each request fans out %d to %d jobs (uniform) and waits for them. "+
@@ -113,7 +112,7 @@ type tenantsPool struct {
 // tenantsPools returns the main tables' pools: the default bound, then the
 // backlog that holds a noisy request; none if the tenants scenario did not
 // run.
-func (r *report) tenantsPools() []tenantsPool {
+func (r *tenantsScenario) tenantsPools() []tenantsPool {
 	w := r.tenantsWorkers
 	if w == 0 {
 		return nil
@@ -124,9 +123,9 @@ func (r *report) tenantsPools() []tenantsPool {
 	}
 }
 
-// tenantsTargets checks the tenants scenario's figures against crew's
+// targets checks the tenants scenario's figures against crew's
 // targets, those r has figures for.
-func (r *report) tenantsTargets() []target {
+func (r *tenantsScenario) targets() []target {
 	var ts []target
 	add := func(what, measured string, met bool) { ts = append(ts, target{what, measured, met}) }
 	sleeps, spins := tenantsJobs[0], tenantsJobs[1]
@@ -226,7 +225,7 @@ func weightNames(weights []int) []string {
 }
 
 // tenantsOf returns contender name's figures in main table t.
-func (r *report) tenantsOf(t tenantsTable, name string) tenantsResult {
+func (r *tenantsScenario) tenantsOf(t tenantsTable, name string) tenantsResult {
 	return find(r.tenants, func(x tenantsResult) bool { return x.table == t && x.name == name })
 }
 
@@ -246,16 +245,16 @@ func tenantsLabel(v float64) string {
 	return msLabel(v)
 }
 
-// tenantsTitle is the tenants chart's title and its caption in the report.
-func (r *report) tenantsTitle() string {
+// chartTitle is the tenants chart's title and its caption in the report.
+func (r *tenantsScenario) chartTitle() string {
 	return fmt.Sprintf("Tenants: the small requests' p99, %d clients with think time, %d workers, alone and with a noisy client", tenantsClients, r.tenantsWorkers)
 }
 
-// tenantsChart draws each contender's small-request p99 alone and with the
+// chart draws each contender's small-request p99 alone and with the
 // noisy client, on a quiet machine and beside CPU-bound processes, as four
 // bars, a panel per kind of job and shape.
-func (r *report) tenantsChart(file string) error {
-	b := barChart{title: r.tenantsTitle(), xLabel: "p99 per small request, ms, log scale (median of the runs)", log: true, label: tenantsLabel, width: 14 * vg.Inch, cols: len(tenantsShapes),
+func (r *tenantsScenario) chart(file string) error {
+	b := barChart{title: r.chartTitle(), xLabel: "p99 per small request, ms, log scale (median of the runs)", log: true, label: tenantsLabel, width: 14 * vg.Inch, cols: len(tenantsShapes),
 		series: []string{"alone", fmt.Sprintf("with the noisy client (%d-job requests)", tenantsNoisyJobs),
 			"alone, beside " + loadName(true), "with the noisy client, beside " + loadName(true)}}
 	for _, job := range tenantsJobs {

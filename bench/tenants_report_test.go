@@ -20,13 +20,14 @@ import (
 // request; with jobs that spin, 0.40x and 0.48x first come, first served's;
 // all the clients at 7000 jobs/s everywhere. Weights at 24% and 76%; a
 // fair pool at 1.1x per job.
-func tenantsSample(r *report) {
+func tenantsSample() *tenantsScenario {
+	r := &tenantsScenario{}
 	ms := msOf
 	// fig is the figures of one setting: p50 and p99 in ms, the noisy
 	// client's jobs/s, and the small requests measured; all the clients
 	// run 7000 jobs/s.
 	fig := func(p50, p99, noisy float64, requests int) tenantsFigures {
-		return tenantsFigures{p50: ms(p50), p99: ms(p99), noisyJobsPerS: noisy, jobsPerS: 7000, requests: requests}
+		return tenantsFigures{p50: ms(p50), p99: ms(p99), noisyJobsPerS: noisy, jobsPerS: 7000, requests: requests, p99s: runsAround(float64(ms(p99)))}
 	}
 	fcfsRoomy, fairRoomy := tenantsRoomy(tenantsFCFSName, 8), tenantsRoomy(tenantsFairName, 8)
 	type row struct {
@@ -58,21 +59,26 @@ func tenantsSample(r *report) {
 		for _, x := range rows {
 			if t.loaded && (x.name == tenantsFairName || x.name == fairRoomy) {
 				x.noisy.p99 = x.noisy.p99 * 3 / 2
+				x.noisy.p99s = runsAround(float64(x.noisy.p99))
 			}
 			r.tenants = append(r.tenants, tenantsResult{x.name, t, x.alone, x.noisy})
 		}
 	}
 	r.tenantsCrowd = []tenantsResult{
-		{name: tenantsFCFSName, alone: tenantsFigures{ms(0.2), ms(2), 0, 140000, 4000}, noisy: tenantsFigures{ms(1), ms(10), 60000, 150000, 4000}},
-		{name: tenantsFairName, alone: tenantsFigures{ms(0.2), ms(2.5), 0, 140000, 4000}, noisy: tenantsFigures{ms(0.3), ms(3), 20000, 150000, 4000}},
-		{name: batchErrgroupName, alone: tenantsFigures{ms(1), ms(5), 0, 130000, 4000}, noisy: tenantsFigures{ms(2), ms(8), 50000, 140000, 4000}},
-		{name: batchPondName, alone: tenantsFigures{ms(0.2), ms(2), 0, 140000, 4000}, noisy: tenantsFigures{ms(5), ms(40), 90000, 150000, 4000}},
+		{name: tenantsFCFSName, alone: tenantsFigures{ms(0.2), ms(2), 0, 140000, 4000, nil}, noisy: tenantsFigures{ms(1), ms(10), 60000, 150000, 4000, nil}},
+		{name: tenantsFairName, alone: tenantsFigures{ms(0.2), ms(2.5), 0, 140000, 4000, nil}, noisy: tenantsFigures{ms(0.3), ms(3), 20000, 150000, 4000, nil}},
+		{name: batchErrgroupName, alone: tenantsFigures{ms(1), ms(5), 0, 130000, 4000, nil}, noisy: tenantsFigures{ms(2), ms(8), 50000, 140000, 4000, nil}},
+		{name: batchPondName, alone: tenantsFigures{ms(0.2), ms(2), 0, 140000, 4000, nil}, noisy: tenantsFigures{ms(5), ms(40), 90000, 150000, 4000, nil}},
 	}
 	r.tenantsWorkers, r.tenantsRuns, r.tenantsTime, r.tenantsSpinRate, r.tenantsSlept = 8, 5, time.Second, 250, 1090*time.Microsecond
 	r.crowdRequests = 4000
 	r.weights = &weightsResult{weights: []int{1, 3}, runTime: []time.Duration{ms(3840), ms(12160)}, took: 2 * time.Second, jobs: []int64{3840, 12160}}
 	r.fairCost, r.fairCostRuns = fairCost{fifoNs: 200, fairNs: 220}, 5
+	return r
 }
+
+// runsAround returns three runs' figures around x: 0.98x, x and 1.02x.
+func runsAround(x float64) []float64 { return []float64{x * 0.98, x, x * 1.02} }
 
 // tenantsTargetNames are the tenants scenario's targets with 8 workers, in
 // order.
@@ -94,11 +100,11 @@ var tenantsTargetNames = []string{
 }
 
 func TestTenantsSectionTargetsAndChart(t *testing.T) {
-	r := &report{machine: "test"}
-	tenantsSample(r)
+	ts := tenantsSample()
+	r := &report{machine: "test", mode: full, scenarios: []scenario{ts}}
 	md := r.markdown()
 	for _, want := range []string{
-		"## 10. Tenants: fair shares on one pool",
+		"## 1. Tenants: fair shares on one pool",
 		"### Jobs that sleep 0.5 ms, clients spread out\n",
 		"| " + tenantsFairName + " | 1.00 ms | 6.00 ms | 2.00 ms | 7.00 ms | 1.17x | 11500 | 7000 | 300 / 250 |",
 		"### Jobs that sleep 0.5 ms, clients starting together\n",
@@ -152,23 +158,23 @@ func TestTenantsSectionTargetsAndChart(t *testing.T) {
 	// served's with sleeping jobs, 0.71x with spinning ones on the roomy
 	// backlog; the fair pools at 0.86x first come, first served's
 	// throughput; weights at 31% and 69%; an allocation per job.
-	for i, x := range r.tenants {
+	for i, x := range ts.tenants {
 		fair := x.name == tenantsFairName || x.name == tenantsRoomy(tenantsFairName, 8)
 		switch {
 		case !fair:
 		case !x.table.job.spins && x.name == tenantsFairName:
-			r.tenants[i].noisy.p99 = msOf(12)
+			ts.tenants[i].noisy.p99 = msOf(12)
 		case !x.table.job.spins:
-			r.tenants[i].noisy.p99 = msOf(40)
+			ts.tenants[i].noisy.p99 = msOf(40)
 		default:
-			r.tenants[i].noisy.p99 = msOf(150)
+			ts.tenants[i].noisy.p99 = msOf(150)
 		}
 		if fair {
-			r.tenants[i].noisy.jobsPerS = 6000
+			ts.tenants[i].noisy.jobsPerS = 6000
 		}
 	}
-	r.weights.runTime = []time.Duration{5000 * time.Millisecond, 11000 * time.Millisecond}
-	r.fairCost.fairAllocs = 1
+	ts.weights.runTime = []time.Duration{5000 * time.Millisecond, 11000 * time.Millisecond}
+	ts.fairCost.fairAllocs = 1
 	for _, x := range r.targets() {
 		assert.False(t, x.met, "%s: %s", x.what, x.measured)
 	}

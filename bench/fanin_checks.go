@@ -15,9 +15,9 @@ const (
 // Fair and Priority order messages otherwise, at a cost doc.go states.
 var fifoMailboxes = []string{unboundedName, segmentedName, boundedName, crewChanName}
 
-// mailboxTargets checks the mailbox scenario's figures: the one-producer
+// targets checks the mailbox scenario's figures: the one-producer
 // targets, Segmented's under fan-in, and every FIFO mailbox's with load.
-func (r *report) mailboxTargets() []target {
+func (r *mailboxesScenario) targets() []target {
 	var ts []target
 	vs := func(what string, x, y mailboxResult, limit float64) {
 		if x.nsPerMsg > 0 && y.nsPerMsg > 0 {
@@ -56,10 +56,10 @@ func (r *report) mailboxTargets() []target {
 	return ts
 }
 
-// actorTargets checks the actor scenario's figures: Tell -> handle against
+// targets checks the actor scenario's figures: Tell -> handle against
 // a goroutine ranging over a channel, with the default mailbox and, under
 // fan-in, with Segmented.
-func (r *report) actorTargets() []target {
+func (r *actorsScenario) targets() []target {
 	var ts []target
 	for _, p := range fanIn {
 		ch, bp := r.actorOf(chanActorName, p, false), r.actorOf(crewBoundedActName, p, false)
@@ -85,3 +85,36 @@ func (r *report) actorTargets() []target {
 	}
 	return ts
 }
+
+// advice returns the mailboxes' figures for the README's advice: the
+// fan-in mailbox, the default one, and what Bounded costs.
+func (r *mailboxesScenario) advice() []adviceCheck {
+	runs := func(name string, p int, loaded bool) []float64 { return r.mailboxOf(name, p, loaded).runs }
+	var out []adviceCheck
+	for _, p := range []int{4, 8} { // on a quiet machine: the advice's condition
+		out = append(out, adviceCheck{"fan-in", fmt.Sprintf("mailbox, %d producers: Segmented vs Unbounded", p),
+			runs(segmentedName, p, false), runs(unboundedName, p, false), nsPerMsg})
+	}
+	out = append(out, adviceCheck{"default mailbox", "mailbox, 1 producer: Unbounded vs buffered chan",
+		runs(unboundedName, 1, false), runs(chanMailboxName, 1, false), nsPerMsg})
+	for _, p := range []int{1, 4} {
+		out = append(out, adviceCheck{"bounded", fmt.Sprintf("mailbox, %d producer(s): Unbounded vs Bounded(1024, Backpressure)", p),
+			runs(unboundedName, p, false), runs(boundedName, p, false), nsPerMsg})
+	}
+	return out
+}
+
+// advice returns the actors' figures for the README's advice: the default
+// mailbox, and what Bounded costs an actor.
+func (r *actorsScenario) advice() []adviceCheck {
+	runs := func(name string, p int) []float64 { return r.actorOf(name, p, false).runs }
+	out := []adviceCheck{{"default mailbox", "actor, 1 producer: crew actor vs goroutine + buffered chan",
+		runs(crewActorName, 1), runs(chanActorName, 1), nsPerMsg}}
+	for _, p := range []int{1, 4} {
+		out = append(out, adviceCheck{"bounded", fmt.Sprintf("actor, %d producer(s): Unbounded vs Bounded(1024, Backpressure)", p),
+			runs(crewActorName, p), runs(crewBoundedActName, p), nsPerMsg})
+	}
+	return out
+}
+
+const nsPerMsg = "ns/msg"
