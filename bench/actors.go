@@ -39,8 +39,9 @@ type actorsScenario struct {
 func (*actorsScenario) name() string  { return "actors" }
 func (*actorsScenario) title() string { return "Actors" }
 
-func (a *actorsScenario) configure(s settings) {
-	a.actorMsgs, a.runs = pick(s.mode, 100_000, 600_000, 1_000_000), s.runsOr(3, 5, 5)
+func (a *actorsScenario) configure(s settings) error {
+	a.actorMsgs, a.runs = pick(s.mode, 100_000, 600_000, 1_000_000), s.runsFor(3, 5, 5)
+	return nil
 }
 
 func (a *actorsScenario) run(progress func(string)) {
@@ -50,14 +51,6 @@ func (a *actorsScenario) run(progress func(string)) {
 				func(what string) { progress(fmt.Sprintf("%s%s, %s", producers(p), withLoad(loaded), what)) })...)
 		}
 	})
-}
-
-// producers says "1 producer" or "8 producers".
-func producers(n int) string {
-	if n == 1 {
-		return "1 producer"
-	}
-	return fmt.Sprintf("%d producers", n)
 }
 
 // actors tells msgs messages from producers goroutines to one actor whose

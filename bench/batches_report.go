@@ -22,11 +22,12 @@ type batchesScenario struct {
 func (*batchesScenario) name() string  { return "batches" }
 func (*batchesScenario) title() string { return "Batches on one shared pool" }
 
-func (b *batchesScenario) configure(s settings) {
-	b.batchWorkers, b.batchRuns = s.workers, s.seeded(1, 3, 3)
+func (b *batchesScenario) configure(s settings) error {
+	b.batchWorkers, b.batchRuns = s.workers, s.seededRunsFor(1, 3, 3)
 	b.batchRequests = pick(s.mode, 1000, 2000, 10_000)
-	b.runs = s.runsOr(1, 3, 5)
+	b.runs = s.runsFor(1, 3, 5)
 	b.serverRuns = min(b.runs, 3)
+	return nil
 }
 
 func (b *batchesScenario) run(progress func(string)) {

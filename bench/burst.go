@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"slices"
 	"time"
 
 	"gonum.org/v1/plot/vg"
@@ -32,19 +31,14 @@ func (b *burstScenario) flags(fs *flag.FlagSet) {
 	fs.IntVar(&b.burstWorkers, "burst-workers", 16, "workers per pool in the burst scenario")
 }
 
-func (b *burstScenario) configure(s settings) {
-	b.runs = s.runsOr(3, 3, 5)
+func (b *burstScenario) configure(s settings) error {
+	b.runs = s.runsFor(3, 3, 5)
 	b.burstJobs = pick(s.mode, 400, 1000, 2000)
+	return nil
 }
 
 func (b *burstScenario) run(progress func(string)) {
 	b.burst, b.burstBound = burst(queueing(), b.burstWorkers, b.burstJobs, b.runs, progress)
-}
-
-// queueing returns the contenders of the burst and streaming scenarios:
-// those that do not only repeat another's queue there.
-func queueing() []contender {
-	return slices.DeleteFunc(contenders(), func(c contender) bool { return c.overheadOnly })
 }
 
 // burst submits every job at once, from one goroutine, and measures how

@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/alitto/pond/v2"
 	"github.com/panjf2000/ants/v2"
@@ -271,3 +274,45 @@ func startPond(workers int) runner { return pondRunner{pond.NewPool(workers)} }
 
 func (r pondRunner) submit(job func()) { r.p.Submit(job) }
 func (r pondRunner) wait()             { r.p.StopAndWait() }
+
+// names returns the contenders' names.
+func names(cs []contender) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.name
+	}
+	return out
+}
+
+// queueing returns the contenders of the burst and streaming scenarios:
+// those that do not only repeat another's queue there.
+func queueing() []contender {
+	return slices.DeleteFunc(contenders(), func(c contender) bool { return c.overheadOnly })
+}
+
+// The uneven job mix of the burst and streaming scenarios: 95% of jobs
+// sleep 2 ms, 5% sleep 100 ms (time.Sleep has ~1 ms granularity here, so
+// nothing shorter). Its mean is 6.9 ms.
+const (
+	shortJob = 2 * time.Millisecond
+	longJob  = 100 * time.Millisecond
+	longRate = 0.05
+	meanJob  = time.Duration(float64(shortJob)*(1-longRate) + float64(longJob)*longRate)
+)
+
+// jobTimes draws n job durations from the mix, with a fixed seed so that
+// every contender gets the same sequence.
+func jobTimes(n int, seed uint64) []time.Duration {
+	return drawMix(rand.New(rand.NewPCG(seed, 0x63726577)), n, shortJob, longJob, longRate)
+}
+
+// meanOf returns the mean of the drawn job times, so that a load is that
+// fraction of the capacity for these jobs, not for the mix's expectation
+// (4,000 draws can be 10% off).
+func meanOf(d []time.Duration) time.Duration {
+	var sum time.Duration
+	for _, x := range d {
+		sum += x
+	}
+	return sum / time.Duration(len(d))
+}

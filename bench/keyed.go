@@ -39,8 +39,9 @@ type keyedScenario struct {
 func (*keyedScenario) name() string  { return "keyed" }
 func (*keyedScenario) title() string { return "Keyed placement" }
 
-func (k *keyedScenario) configure(s settings) {
-	k.keyedWorkers, k.keyedJobs, k.keyedRuns = s.workers, s.jobsOr(300, 500, 4000), s.seeded(1, 3, 3)
+func (k *keyedScenario) configure(s settings) error {
+	k.keyedWorkers, k.keyedJobs, k.keyedRuns = s.workers, s.streamJobsFor(300, 500, 4000), s.seededRunsFor(1, 3, 3)
+	return nil
 }
 
 func (k *keyedScenario) run(progress func(string)) {
@@ -78,9 +79,6 @@ func keyed(workers, jobs, runs int, load float64, progress func(string)) []keyed
 	}
 	return out
 }
-
-// same is the identity, for medianOf over plain figures.
-func same(x float64) float64 { return x }
 
 // keyedRun draws one run of keyed with the seeds of run and returns the
 // function that measures the i'th of keyedPlacements on it.

@@ -52,8 +52,9 @@ type mailboxesScenario struct {
 func (*mailboxesScenario) name() string  { return "mailboxes" }
 func (*mailboxesScenario) title() string { return "Mailboxes" }
 
-func (m *mailboxesScenario) configure(s settings) {
-	m.mailboxMsgs, m.runs = pick(s.mode, 100_000, 600_000, 1_000_000), s.runsOr(3, 5, 5)
+func (m *mailboxesScenario) configure(s settings) error {
+	m.mailboxMsgs, m.runs = pick(s.mode, 100_000, 600_000, 1_000_000), s.runsFor(3, 5, 5)
+	return nil
 }
 
 func (m *mailboxesScenario) run(progress func(string)) {

@@ -118,7 +118,9 @@ func parseFlags(args []string) config {
 		return slices.Index(all, a) - slices.Index(all, b)
 	})
 	for _, s := range c.scenarios {
-		s.configure(c.settings)
+		if err := s.configure(c.settings); err != nil {
+			usage(err.Error())
+		}
 	}
 	cwd, err := os.Getwd()
 	if err != nil {

@@ -19,8 +19,9 @@ type memoryScenario struct {
 func (*memoryScenario) name() string  { return "memory" }
 func (*memoryScenario) title() string { return "Memory" }
 
-func (m *memoryScenario) configure(s settings) {
+func (m *memoryScenario) configure(s settings) error {
 	m.actors, m.depth = 10_000, pick(s.mode, 100_000, 1_000_000, 1_000_000)
+	return nil
 }
 
 func (m *memoryScenario) run(progress func(string)) {

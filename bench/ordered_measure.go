@@ -56,12 +56,13 @@ func (*orderedScenario) title() string { return "Ordered streams" }
 // time.Sleep takes a millisecond at least, as on a two-core Linux machine,
 // 20,000 uneven inputs take 6 s through a window of one input per worker,
 // and a run of every contender 45 s.
-func (s *orderedScenario) configure(c settings) {
-	runs := c.runsOr(1, 3, 5)
+func (s *orderedScenario) configure(c settings) error {
+	runs := c.runsFor(1, 3, 5)
 	s.cfg = pick(c.mode,
 		orderedConfig{c.workers, 10_000, 2000, runs, 10_000, 1, 300 * time.Millisecond},
 		orderedConfig{c.workers, 20_000, 4000, runs, 20_000, 1, 300 * time.Millisecond},
 		orderedConfig{c.workers, 100_000, 20_000, runs, 100_000, min(runs, 3), time.Second})
+	return nil
 }
 
 func (s *orderedScenario) run(progress func(string)) {

@@ -27,9 +27,10 @@ type overheadResult struct {
 func (*overheadScenario) name() string  { return "overhead" }
 func (*overheadScenario) title() string { return "Overhead: no-op jobs" }
 
-func (o *overheadScenario) configure(s settings) {
-	o.overheadWorkers, o.runs = s.workers, s.runsOr(3, 5, 5)
+func (o *overheadScenario) configure(s settings) error {
+	o.overheadWorkers, o.runs = s.workers, s.runsFor(3, 5, 5)
 	o.overheadJobs = pick(s.mode, 100_000, 300_000, 1_000_000)
+	return nil
 }
 
 func (o *overheadScenario) run(progress func(string)) {
@@ -77,15 +78,6 @@ func overhead(cs []contender, workers, submitters, jobs, runs int, progress func
 	for i, c := range cs {
 		out[i] = overheadResult{c.name, submitters,
 			medianOf(got[i], func(x cost) float64 { return x.ns }), medianOf(got[i], func(x cost) float64 { return x.allocs })}
-	}
-	return out
-}
-
-// names returns the contenders' names.
-func names(cs []contender) []string {
-	out := make([]string, len(cs))
-	for i, c := range cs {
-		out[i] = c.name
 	}
 	return out
 }
@@ -178,12 +170,4 @@ func (r *overheadScenario) chart(file string) error {
 			func(name string) float64 { return r.overheadOf(name, subs).nsPerJob }))
 	}
 	return d.save(file)
-}
-
-// submitters says "1 submitter" or "8 submitters".
-func submitters(n int) string {
-	if n == 1 {
-		return "1 submitter"
-	}
-	return fmt.Sprintf("%d submitters", n)
 }

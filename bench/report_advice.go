@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 )
 
 // The README's and doc.go's performance advice, checked against this run:
@@ -187,29 +186,4 @@ func (r *report) adviceMarkdown(p printer) {
 		p("| %s | %s (%s) | %s | %s |\n", a.id, a.says, a.where, a.verdict(r.mode).word, strings.Join(figs, "; "))
 	}
 	p("\n")
-}
-
-// withLoad names a mailbox or actor measurement's setting.
-func withLoad(loaded bool) string {
-	if loaded {
-		return ", with load"
-	}
-	return ""
-}
-
-// inMsAll returns durations in ns (as float64) in milliseconds.
-func inMsAll(ns []float64) []float64 {
-	out := make([]float64, len(ns))
-	for i, x := range ns {
-		out[i] = x / float64(time.Millisecond)
-	}
-	return out
-}
-
-// yesNo writes a boolean as the report's tables do.
-func yesNo(b bool) string {
-	if b {
-		return "yes"
-	}
-	return "no"
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"strings"
 
 	"github.com/crewlib/crew"
 	"gonum.org/v1/plot/vg"
@@ -97,11 +96,12 @@ func (s *scalingScenario) flags(fs *flag.FlagSet) {
 	fs.IntVar(&s.scalingJobs, "scaling-jobs", 0, "no-op jobs per contender, setting and run in the scaling scenario (default 50000 with -quick, 150000, 1000000 with -full)")
 }
 
-func (s *scalingScenario) configure(c settings) {
+func (s *scalingScenario) configure(c settings) error {
 	if s.scalingJobs <= 0 {
 		s.scalingJobs = pick(c.mode, 50_000, 150_000, 1_000_000)
 	}
-	s.scalingRuns = c.runsOr(3, 3, 5)
+	s.scalingRuns = c.runsFor(3, 3, 5)
+	return nil
 }
 
 func (s *scalingScenario) run(progress func(string)) {
@@ -228,18 +228,6 @@ func (r *scalingScenario) targets() []target {
 			fmt.Sprintf("%.3f allocs/job at most (%s)", most.allocsPJob, most.scalingSetting), most.allocsPJob < 0.01})
 	}
 	return ts
-}
-
-// joinInts writes xs as a list in words: "2, 8 and 16".
-func joinInts(xs []int) string {
-	s := make([]string, len(xs))
-	for i, x := range xs {
-		s[i] = fmt.Sprint(x)
-	}
-	if len(s) < 2 {
-		return strings.Join(s, "")
-	}
-	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
 }
 
 func (r *scalingScenario) charts() []chart {

@@ -18,8 +18,9 @@ type scenario interface {
 	// flags registers the scenario's own flags on fs. A flag left at 0
 	// takes the mode's value.
 	flags(fs *flag.FlagSet)
-	// configure sizes the scenario for the run, once the flags are parsed.
-	configure(s settings)
+	// configure sizes the scenario for the run, once the flags are parsed,
+	// or says which of its flags is wrong.
+	configure(s settings) error
 	// run measures, saying what it is at through progress.
 	run(progress func(string))
 	// markdown writes the scenario's section, below its heading, with p.
@@ -119,24 +120,24 @@ type settings struct {
 	benchtime time.Duration
 }
 
-// runsOr returns -runs if it was given, else the mode's value.
-func (s settings) runsOr(quick, standard, full int) int {
+// runsFor returns -runs if it was given, else the mode's value.
+func (s settings) runsFor(quick, standard, full int) int {
 	if s.runs > 0 {
 		return s.runs
 	}
 	return pick(s.mode, quick, standard, full)
 }
 
-// seeded returns -stream-runs if it was given, else the mode's value.
-func (s settings) seeded(quick, standard, full int) int {
+// seededRunsFor returns -stream-runs if it was given, else the mode's value.
+func (s settings) seededRunsFor(quick, standard, full int) int {
 	if s.seededRuns > 0 {
 		return s.seededRuns
 	}
 	return pick(s.mode, quick, standard, full)
 }
 
-// jobsOr returns -stream-jobs if it was given, else the mode's value.
-func (s settings) jobsOr(quick, standard, full int) int {
+// streamJobsFor returns -stream-jobs if it was given, else the mode's value.
+func (s settings) streamJobsFor(quick, standard, full int) int {
 	if s.streamJobs > 0 {
 		return s.streamJobs
 	}

@@ -46,13 +46,13 @@ func TestScenariosAreRegisteredOnceAndSizedByTheMode(t *testing.T) {
 	sizes := map[mode]int{}
 	for _, m := range []mode{quick, standard, full} {
 		o := &overheadScenario{}
-		o.configure(settings{mode: m, workers: 8})
+		require.NoError(t, o.configure(settings{mode: m, workers: 8}))
 		sizes[m] = o.overheadJobs * o.runs
 	}
 	assert.Less(t, sizes[quick], sizes[standard])
 	assert.Less(t, sizes[standard], sizes[full])
 	o := &overheadScenario{}
-	o.configure(settings{mode: full, workers: 8, runs: 2})
+	require.NoError(t, o.configure(settings{mode: full, workers: 8, runs: 2}))
 	assert.Equal(t, 2, o.runs, "-runs overrides the mode")
 }
 
@@ -80,4 +80,13 @@ func TestProgressOffATerminalWritesALinePerScenario(t *testing.T) {
 	assert.True(t, strings.HasPrefix(b.String(), "\r"))
 	assert.NotContains(t, b.String(), "\n")
 	assert.LessOrEqual(t, len([]rune(b.String())), 1+progressWidth)
+}
+
+// A scenario's bad flag is an error of its own configure, named.
+func TestAStreamLoadOutsideZeroAndOneIsRefused(t *testing.T) {
+	s := &streamScenario{loadsFlag: "0.8,1.5"}
+	assert.EqualError(t, s.configure(settings{mode: standard, workers: 8}), `-loads: "1.5" is not a fraction between 0 and 1`)
+	s = &streamScenario{}
+	require.NoError(t, s.configure(settings{mode: full, workers: 8}))
+	assert.Equal(t, []float64{0.5, 0.8, 0.9}, s.loads, "-full's loads")
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -38,11 +37,6 @@ func ratio(a, b time.Duration) float64 {
 	return float64(a) / float64(b)
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond)) }
-
-// ms2 is ms to the hundredth, for latencies of a millisecond or so.
-func ms2(d time.Duration) string { return fmt.Sprintf("%.2f ms", float64(d)/float64(time.Millisecond)) }
-
 // find returns the first of xs that ok accepts, or a zero X.
 func find[X any](xs []X, ok func(X) bool) X {
 	for _, x := range xs {
@@ -78,4 +72,25 @@ func drawMix(r *rand.Rand, n int, short, long time.Duration, rate float64) []tim
 		}
 	}
 	return d
+}
+
+// same is the identity, for medianOf over plain figures.
+func same(x float64) float64 { return x }
+
+// inMsAll returns durations in ns (as float64) in milliseconds.
+func inMsAll(ns []float64) []float64 {
+	out := make([]float64, len(ns))
+	for i, x := range ns {
+		out[i] = x / float64(time.Millisecond)
+	}
+	return out
+}
+
+// maxOf returns the largest of xs, or 0 if there is none.
+func maxOf(xs []float64) float64 {
+	m := 0.0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
 }

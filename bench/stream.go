@@ -35,9 +35,9 @@ func (s *streamScenario) flags(fs *flag.FlagSet) {
 	fs.StringVar(&s.loadsFlag, "loads", "", "comma-separated loads of the streaming scenario, as fractions of the pool's capacity (default 0.5,0.8,0.9 with -full, else 0.8,0.9: the loads the targets read)")
 }
 
-func (s *streamScenario) configure(c settings) {
+func (s *streamScenario) configure(c settings) error {
 	s.streamWorkers = c.workers
-	s.streamJobs, s.streamRuns = c.jobsOr(300, 500, 4000), c.seeded(1, 3, 3)
+	s.streamJobs, s.streamRuns = c.streamJobsFor(300, 500, 4000), c.seededRunsFor(1, 3, 3)
 	loads := s.loadsFlag
 	if loads == "" {
 		loads = pick(c.mode, "0.8,0.9", "0.8,0.9", "0.5,0.8,0.9")
@@ -46,10 +46,11 @@ func (s *streamScenario) configure(c settings) {
 	for _, l := range strings.Split(loads, ",") {
 		x, err := strconv.ParseFloat(strings.TrimSpace(l), 64)
 		if err != nil || x <= 0 || x >= 1 {
-			usage(fmt.Sprintf("-loads: %q is not a fraction between 0 and 1", l))
+			return fmt.Errorf("-loads: %q is not a fraction between 0 and 1", l)
 		}
 		s.loads = append(s.loads, x)
 	}
+	return nil
 }
 
 func (s *streamScenario) run(progress func(string)) {
@@ -95,22 +96,6 @@ func (r *streamScenario) charts() []chart {
 		return nil
 	}
 	return []chart{{r.chartTitle(), "stream-p99.png", r.chart}}
-}
-
-// The uneven job mix of the burst and streaming scenarios: 95% of jobs
-// sleep 2 ms, 5% sleep 100 ms (time.Sleep has ~1 ms granularity here, so
-// nothing shorter). Its mean is 6.9 ms.
-const (
-	shortJob = 2 * time.Millisecond
-	longJob  = 100 * time.Millisecond
-	longRate = 0.05
-	meanJob  = time.Duration(float64(shortJob)*(1-longRate) + float64(longJob)*longRate)
-)
-
-// jobTimes draws n job durations from the mix, with a fixed seed so that
-// every contender gets the same sequence.
-func jobTimes(n int, seed uint64) []time.Duration {
-	return drawMix(rand.New(rand.NewPCG(seed, 0x63726577)), n, shortJob, longJob, longRate)
 }
 
 // streamResult is one contender's time in system at one load: the median
@@ -190,17 +175,6 @@ func timeInSystem(c contender, workers int, d, arrival []time.Duration) []float6
 	}
 	slices.Sort(tis)
 	return tis
-}
-
-// meanOf returns the mean of the drawn job times, so that a load is that
-// fraction of the capacity for these jobs, not for the mix's expectation
-// (4,000 draws can be 10% off).
-func meanOf(d []time.Duration) time.Duration {
-	var sum time.Duration
-	for _, x := range d {
-		sum += x
-	}
-	return sum / time.Duration(len(d))
 }
 
 func (r *streamScenario) chartTitle() string {

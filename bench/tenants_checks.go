@@ -166,12 +166,3 @@ func benchOneBatch(b *testing.B, workers int, opts []crew.Option) {
 		b.Fatal(err)
 	}
 }
-
-// maxOf returns the largest of xs, or 0 if there is none.
-func maxOf(xs []float64) float64 {
-	m := 0.0
-	for _, x := range xs {
-		m = max(m, x)
-	}
-	return m
-}

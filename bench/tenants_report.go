@@ -198,14 +198,6 @@ func (r *tenantsScenario) targets() []target {
 	return ts
 }
 
-// plural writes n and noun, with an s unless n is 1: "1 run", "5 runs".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}
-
 // due returns the share of the run time tenant i is due by its weight.
 func (w weightsResult) due(i int) float64 {
 	sum := 0
@@ -227,14 +219,6 @@ func weightNames(weights []int) []string {
 // tenantsOf returns contender name's figures in main table t.
 func (r *tenantsScenario) tenantsOf(t tenantsTable, name string) tenantsResult {
 	return find(r.tenants, func(x tenantsResult) bool { return x.table == t && x.name == name })
-}
-
-// upperFirst returns s with its first letter upper case.
-func upperFirst(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // tenantsLabel writes a p99 in ms, to the hundredth under 10 ms.

@@ -32,7 +32,7 @@ func (t *tenantsScenario) flags(fs *flag.FlagSet) {
 	fs.DurationVar(&t.weightsTime, "weights-time", 0, "how long the tenants scenario's weights check measures (default 500ms, 2s with -full)")
 }
 
-func (t *tenantsScenario) configure(s settings) {
+func (t *tenantsScenario) configure(s settings) error {
 	t.tenantsWorkers = s.workers
 	if t.tenantsRuns <= 0 {
 		t.tenantsRuns = pick(s.mode, 1, 3, 5)
@@ -46,7 +46,8 @@ func (t *tenantsScenario) configure(s settings) {
 	if t.weightsTime <= 0 {
 		t.weightsTime = pick(s.mode, 500*time.Millisecond, 500*time.Millisecond, 2*time.Second)
 	}
-	t.fairCostRuns = s.runsOr(1, 3, 5)
+	t.fairCostRuns = s.runsFor(1, 3, 5)
+	return nil
 }
 
 func (t *tenantsScenario) run(progress func(string)) {
