@@ -83,29 +83,35 @@
 // # Choosing a mailbox
 //
 //	type             bound  order                   cost        use it for
-//	Unbounded        no     FIFO                    0.61x       the default: one producer or a few, shallow or deep
-//	Segmented        no     FIFO                    0.52x       fan-in (many producers: they take no lock), deep or bursty queues, large messages
-//	Bounded          yes    FIFO                    0.84x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
-//	Chan             yes    FIFO                    1.94x       a plain buffered channel behind the interface; a baseline
-//	Fair             no     round robin per key,    1.52x       many senders (tenants, sessions) sharing one consumer
+//	Unbounded        no     FIFO                    0.37x       the default: one producer or a few, shallow or deep
+//	Segmented        no     FIFO                    0.46x       fan-in (many producers: they take no lock), deep or bursty queues, large messages
+//	Bounded          yes    FIFO                    0.58x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
+//	Chan             yes    FIFO                    2.44x       a plain buffered channel behind the interface; a baseline
+//	Fair             no     round robin per key,    1.62x       many senders (tenants, sessions) sharing one consumer
 //	                        FIFO within a key
-//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (4.4x)
-//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (4.7x)
+//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (5.1x)
+//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (5.6x)
 //
 // The cost is the time of one message from a producer goroutine to a
 // consumer goroutine that is woken through a channel when it finds the
 // mailbox empty, as an actor is, over the time of one message through a
 // buffered channel of 1024 (see Costs), with one producer. Under fan-in,
-// four and eight producers, Segmented takes 0.74x and 0.77x, Unbounded
-// 0.94x and 0.96x, and Bounded 1.11x and 1.10x; beside one CPU-bound
-// process per CPU, Segmented 0.84x and 1.20x and Unbounded 1.17x and
-// 1.21x. For fan-in choose Segmented: an Enqueue takes a ticket with one
+// four and eight producers, Segmented takes 0.41x and 0.54x, Unbounded
+// 0.61x and 0.59x, and Bounded 0.69x and 0.66x; beside one CPU-bound
+// process per CPU, Segmented 0.87x and 0.52x and Unbounded 0.83x and
+// 0.79x. For fan-in choose Segmented: an Enqueue takes a ticket with one
 // atomic increment and never waits for another producer, where
-// Unbounded's and Bounded's producers share a lock. An actor told from
-// many goroutines gains less from it than its mailbox alone, at times
-// nothing: its wake-ups and its handler cost as much (see Costs). Beside
-// CPU-bound processes, with more processors than CPUs, Unbounded with one
-// producer can cost as much as a buffered channel. The benchmark
+// Unbounded's and Bounded's producers share a lock. Its gain is a
+// median, not a promise: with four producers it cost less than Unbounded
+// in every run of the reference report, but with eight on two CPUs the
+// runs disagreed (0.62x to 1.12x Unbounded's time, run by run), and
+// beside CPU-bound processes the two trade places. Bounded costs more
+// than Unbounded with one producer in every run; with four the runs
+// disagree. An actor told from many goroutines gains less from Segmented
+// than its mailbox alone, at times nothing or less: its wake-ups and its
+// handler cost as much (see Costs). Beside CPU-bound processes, with more
+// processors than CPUs, Unbounded with one producer has cost as much as a
+// buffered channel in some runs. The benchmark
 // program's report checks each of this advice on the machine it runs on,
 // in its section "The README's advice on this machine" (rows "fan-in",
 // "default mailbox" and "bounded"): go -C bench run . -scenarios
@@ -132,10 +138,10 @@
 // the pool. Len takes no lock: it reads atomic counters and returns the
 // exact count at one instant during the call.
 //
-// Unbounded stays an actor's default although an actor on a Segmented
-// mailbox costs as little or less in most of the benchmark program's actor
-// runs, one producer included, because of what the default pays for
-// every actor: a drained Segmented keeps 32 slots where an Unbounded that
+// Unbounded stays an actor's default, even where an actor on a Segmented
+// mailbox costs as little or less (in some of the benchmark program's
+// actor runs, at times with one producer), because of what the default
+// pays for every actor: a drained Segmented keeps 32 slots where an Unbounded that
 // carried sparse traffic keeps 8; a Segmented's Dequeue waits, spinning
 // then yielding its processor, for a producer descheduled between its
 // ticket and its write, where an Unbounded's consumer never waits for a
@@ -150,7 +156,7 @@
 // on a signal channel of capacity 1, which Tell pokes without blocking, as do
 // Stop and the end of its context (through context.AfterFunc): no pump
 // goroutine and no allocation per message; an idle actor costs its
-// goroutine and 415 bytes (see Costs). Forward feeds an actor, or a
+// goroutine and 429 bytes (see Costs). Forward feeds an actor, or a
 // router, from a channel the caller already has.
 //
 // A panic in a handler is recovered with its stack and reported, with the
@@ -390,6 +396,39 @@
 //	a crash with its stack on a panic        WithoutPanicRecovery()
 //	which pool burns the CPU                 CPU profiles: the labels crew.pool and crew.worker
 //
+// # Pitfalls
+//
+// What goes wrong most often, what it looks like, and the fix (the README
+// has the same list as a table):
+//
+//   - A pool, group or Stream that never reaches Wait (or Shutdown): its
+//     workers never end, and their goroutines pile up (pprof shows them
+//     under the crew.pool label). Defer Wait right after the constructor.
+//   - A Batch that never reaches Wait keeps its context, as an unwaited
+//     errgroup.WithContext does. Defer the batch's Wait in the request
+//     that made it.
+//   - Wait called from inside one of the pool's (or the batch's) own jobs
+//     waits for ever, as errgroup's Wait does inside a Go of its group:
+//     the job waits for itself. Wait from the goroutine that submitted;
+//     inside a job, fan out with Submit and the job's own context.
+//   - A job that waits for another batch of its own pool holds a worker
+//     while it waits; once every worker does, nothing runs. Give the inner
+//     fan-out a pool of its own, or cap the outer batches WithLimit.
+//   - A job's Submit with another context than the one it received blocks
+//     on a full pool like any Submit and can deadlock it; with the job's
+//     own context a full pool runs the new job inline.
+//   - A Recorder (WithMetrics) or a dead-letter sink that blocks or is
+//     slow slows every Submit, job and Tell that reports through it. Keep
+//     it to atomic adds or a non-blocking send.
+//   - A key function (WithKey, WithConsistentHash) or a priority mailbox's
+//     less that blocks or uses the pool stalls the whole pool: they run
+//     under its lock. Keep them pure and quick.
+//   - An actor that is never stopped lives as long as the process: Stop
+//     it, or Spawn it with a context that ends.
+//   - WithFairShare orders the backlog; it does not add CPUs: with
+//     CPU-bound jobs on the default bound every job also waits for a CPU,
+//     and small requests gain little (see the README's Performance).
+//
 // # Costs
 //
 // The cost columns above and the figures in the README's Performance section
@@ -400,5 +439,5 @@
 // context), and checks crew's performance targets. They are a 2-core virtual
 // machine's, as ratios; go -C bench run . measures yours. A job through a
 // pool or a batch, and a message told to an actor, allocate nothing; an idle
-// actor adds 415 bytes to its goroutine.
+// actor adds 429 bytes to its goroutine.
 package crew
