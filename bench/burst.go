@@ -32,6 +32,9 @@ func (b *burstScenario) flags(fs *flag.FlagSet) {
 }
 
 func (b *burstScenario) configure(s settings) error {
+	if b.burstWorkers < 1 {
+		return fmt.Errorf("-burst-workers must be at least 1, not %d", b.burstWorkers)
+	}
 	b.runs = s.runsFor(3, 3, 5)
 	b.burstJobs = pick(s.mode, 400, 1000, 2000)
 	return nil

@@ -117,7 +117,9 @@ func parseFlags(args []string) config {
 	slices.SortFunc(c.scenarios, func(a, b scenario) int {
 		return slices.Index(all, a) - slices.Index(all, b)
 	})
-	for _, s := range c.scenarios {
+	// Every scenario checks its flags, selected or not, so that a bad
+	// flag is refused whatever -scenarios says.
+	for _, s := range all {
 		if err := s.configure(c.settings); err != nil {
 			usage(err.Error())
 		}

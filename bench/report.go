@@ -87,7 +87,7 @@ func (r *report) summary() string {
 		ran = append(ran, s.name())
 	}
 	p("- **Mode:** %s (%s); the run took %.0f s. Scenarios: %s.\n", r.mode, r.mode.about(), r.took.Seconds(), strings.Join(ran, ", "))
-	p("- **How to read it:** every figure is the median of interleaved runs (each contender once per run, in turn, so that the machine's drift hits all alike); each section says how many. The advice pairs the runs: a verdict holds only if every run agrees.\n")
+	p("- **How to read it:** every timed figure is the median of interleaved runs (each contender once per run, in turn, so that the machine's drift hits all alike); each section says how many. The advice pairs the runs: a verdict holds only if every run agrees.\n")
 	if ts := r.targets(); len(ts) > 0 {
 		if r.mode == quick {
 			p("- **Targets:** not judged in a -quick run (%d checked for the smoke test, see Targets).\n", len(ts))

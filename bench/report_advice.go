@@ -124,10 +124,10 @@ func (r *report) advices() []advice {
 // A verdict is what a run says of an advice: a word, and why.
 type verdict struct{ word, why string }
 
-// verdict judges a: held if every check held in every run; not held if a
-// check failed in every run; too close to call if a check held in some
-// runs only; not judged in a -quick run or on fewer than minJudgedRuns
-// runs.
+// verdict judges a run by run, a holding in a run if every one of its
+// checks does: held if it held in every run, not held if in none, too
+// close to call if in some; not judged in a -quick run or on fewer than
+// minJudgedRuns runs.
 func (a advice) verdict(m mode) verdict {
 	runs := len(a.checks[0].want)
 	for _, c := range a.checks {
@@ -139,6 +139,17 @@ func (a advice) verdict(m mode) verdict {
 	case runs < minJudgedRuns:
 		return verdict{"not judged", fmt.Sprintf("%s of each figure, too few to tell (%d needed)", plural(runs, "run"), minJudgedRuns)}
 	}
+	// The advice holds in a run if every one of its comparisons does.
+	heldIn := 0
+	for run := range runs {
+		all := true
+		for _, c := range a.checks {
+			all = all && c.ratios()[run] < 1
+		}
+		if all {
+			heldIn++
+		}
+	}
 	var failed, split []string
 	for _, c := range a.checks {
 		switch c.outcome() {
@@ -149,14 +160,11 @@ func (a advice) verdict(m mode) verdict {
 		}
 	}
 	switch {
-	case len(failed) > 0:
-		why := strings.Join(failed, "; ")
-		if len(split) > 0 {
-			why += fmt.Sprintf("; %d more too close to call", len(split))
-		}
-		return verdict{"not held", why}
-	case len(split) > 0:
-		return verdict{"too close to call", "the runs disagree: " + strings.Join(split, "; ")}
+	case heldIn == 0:
+		why := append(failed, split...)
+		return verdict{"not held", fmt.Sprintf("in none of %s: %s", plural(runs, "run"), strings.Join(why, "; "))}
+	case heldIn < runs:
+		return verdict{"too close to call", fmt.Sprintf("held in %d of %s: %s", heldIn, plural(runs, "run"), strings.Join(append(failed, split...), "; "))}
 	}
 	return verdict{"held", fmt.Sprintf("in each of %s", plural(runs, "run"))}
 }
@@ -169,21 +177,23 @@ func (r *report) adviceMarkdown(p printer) {
 		return
 	}
 	p("## The README's advice on this machine\n\n")
-	p("Each performance recommendation of the README and doc.go, by the id the docs give it, checked against this run. Every comparison is made run by run (the contenders were interleaved within each run): a comparison holds if its first figure came out lower in every run, fails if in none, and is too close to call if the runs disagree; the figures are the median ratio, the medians, and the ratio's range over the runs. The advice holds here if every comparison held. A \"not held\" means that this machine (see the Summary), with what ran beside the benchmark, does not back it: measure your own case before you follow it. With fewer than %d runs nothing is judged.\n\n", minJudgedRuns)
+	p("Each performance recommendation of the README and doc.go, by the id the docs give it, checked against this run. Every comparison is made run by run (the contenders were interleaved within each run): a comparison holds if its first figure came out lower in every run, fails if in none, and is too close to call if the runs disagree; the figures are the median ratio, the medians, and the ratio's range over the runs. The advice holds in a run if every one of its comparisons did, and here if it held in every run; it is not held if it held in none, and too close to call if in some. A \"not held\" means that this machine (see the Summary), with what ran beside the benchmark, does not back it: measure your own case before you follow it. With fewer than %d runs nothing is judged.\n\n", minJudgedRuns)
 	p("| advice | says | verdict | this run's figures |\n|---|---|---|---|\n")
 	for _, a := range as {
+		v := a.verdict(r.mode)
 		var figs []string
 		for _, c := range a.checks {
 			mark := ""
-			switch c.outcome() {
-			case notHeld:
+			switch outcome := c.outcome(); {
+			case v.word == "not judged":
+			case outcome == notHeld:
 				mark = " (not held)"
-			case tooClose:
+			case outcome == tooClose:
 				mark = " (too close to call)"
 			}
 			figs = append(figs, fmt.Sprintf("%s: %s%s", c.what, c.figures(), mark))
 		}
-		p("| %s | %s (%s) | %s | %s |\n", a.id, a.says, a.where, a.verdict(r.mode).word, strings.Join(figs, "; "))
+		p("| %s | %s (%s) | %s | %s |\n", a.id, a.says, a.where, v.word, strings.Join(figs, "; "))
 	}
 	p("\n")
 }

@@ -47,7 +47,7 @@ func TestTheAdviceSectionSaysWhichAdviceHeld(t *testing.T) {
 	assert.Contains(t, md, "| not held | ")
 	// The summary names each verdict, and why fan-in failed.
 	summary := md[:strings.Index(md, "## 1. ")]
-	assert.Contains(t, summary, "  - fan-in: not held: mailbox, 8 producers: Segmented vs Unbounded 1.03x")
+	assert.Contains(t, summary, "  - fan-in: not held: in none of 3 runs: mailbox, 8 producers: Segmented vs Unbounded 1.03x")
 	assert.Contains(t, summary, "  - fair share: held: in each of 3 runs.\n")
 }
 
@@ -62,6 +62,19 @@ func TestAdviceVerdictsFollowTheRuns(t *testing.T) {
 	v := check([]float64{1, 4, 3}, []float64{2, 2, 4}).verdict(standard)
 	assert.Equal(t, "too close to call", v.word)
 	assert.Contains(t, v.why, "a vs b 0.75x (3.0 vs 2.0 ns; 0.50x to 2.00x over 3 runs)")
+	// The advice holds in a run if all its comparisons do: one comparison
+	// holding in runs 1 and 2, the other in run 3 only, hold together in
+	// none.
+	split := advice{id: "x", checks: []adviceCheck{
+		{"x", "a vs b", []float64{1, 1, 3}, []float64{2, 2, 2}, "ns"},
+		{"x", "c vs d", []float64{3, 3, 1}, []float64{2, 2, 2}, "ns"},
+	}}
+	v = split.verdict(standard)
+	assert.Equal(t, "not held", v.word)
+	assert.Contains(t, v.why, "in none of 3 runs")
+	split.checks[1].want[1] = 1
+	assert.Equal(t, "too close to call", split.verdict(standard).word, "both hold in run 2")
+	assert.Contains(t, split.verdict(standard).why, "held in 1 of 3 runs")
 	assert.Equal(t, "not judged", check([]float64{1, 2, 3}, []float64{2, 3, 4}).verdict(quick).word, "-quick judges nothing")
 	assert.Equal(t, "not judged", check([]float64{1, 2}, []float64{2, 3}).verdict(full).word, "two runs are too few")
 }

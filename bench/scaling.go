@@ -97,6 +97,9 @@ func (s *scalingScenario) flags(fs *flag.FlagSet) {
 }
 
 func (s *scalingScenario) configure(c settings) error {
+	if s.scalingJobs < 0 {
+		return fmt.Errorf("-scaling-jobs must be at least 1 when given, not %d", s.scalingJobs)
+	}
 	if s.scalingJobs <= 0 {
 		s.scalingJobs = pick(c.mode, 50_000, 150_000, 1_000_000)
 	}

@@ -90,3 +90,9 @@ func TestAStreamLoadOutsideZeroAndOneIsRefused(t *testing.T) {
 	require.NoError(t, s.configure(settings{mode: full, workers: 8}))
 	assert.Equal(t, []float64{0.5, 0.8, 0.9}, s.loads, "-full's loads")
 }
+
+// -burst-workers below 1 is refused: the burst's lower bound divides by it.
+func TestBurstWorkersBelowOneIsRefused(t *testing.T) {
+	b := &burstScenario{burstWorkers: 0}
+	assert.EqualError(t, b.configure(settings{mode: standard, workers: 8}), "-burst-workers must be at least 1, not 0")
+}

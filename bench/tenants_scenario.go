@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"time"
@@ -33,6 +34,9 @@ func (t *tenantsScenario) flags(fs *flag.FlagSet) {
 }
 
 func (t *tenantsScenario) configure(s settings) error {
+	if t.tenantsRuns < 0 || t.tenantsTime < 0 || t.crowdRequests < 0 || t.weightsTime < 0 {
+		return errors.New("-tenant-runs, -tenant-time, -tenant-requests and -weights-time must be more than 0 when given")
+	}
 	t.tenantsWorkers = s.workers
 	if t.tenantsRuns <= 0 {
 		t.tenantsRuns = pick(s.mode, 1, 3, 5)
