@@ -32,18 +32,14 @@ func (*streamScenario) name() string  { return "stream" }
 func (*streamScenario) title() string { return "Streaming, uneven jobs" }
 
 func (s *streamScenario) flags(fs *flag.FlagSet) {
-	fs.StringVar(&s.loadsFlag, "loads", "", "comma-separated loads of the streaming scenario, as fractions of the pool's capacity (default 0.5,0.8,0.9 with -full, else 0.8,0.9: the loads the targets read)")
+	fs.StringVar(&s.loadsFlag, "loads", "0.8,0.9", "comma-separated loads of the streaming scenario, as fractions of the pool's capacity (the targets read 0.8 and 0.9)")
 }
 
 func (s *streamScenario) configure(c settings) error {
 	s.streamWorkers = c.workers
 	s.streamJobs, s.streamRuns = c.streamJobsFor(300, 500, 4000), c.seededRunsFor(1, 3, 3)
-	loads := s.loadsFlag
-	if loads == "" {
-		loads = pick(c.mode, "0.8,0.9", "0.8,0.9", "0.5,0.8,0.9")
-	}
 	s.loads = nil
-	for _, l := range strings.Split(loads, ",") {
+	for _, l := range strings.Split(s.loadsFlag, ",") {
 		x, err := strconv.ParseFloat(strings.TrimSpace(l), 64)
 		if err != nil || x <= 0 || x >= 1 {
 			return fmt.Errorf("-loads: %q is not a fraction between 0 and 1", l)
