@@ -30,9 +30,9 @@
 //	go -C bench run .
 //
 // (about five minutes on two cores: enough runs to judge the advice), with
-// -full for the reference run (about twenty-seven minutes: seven of them
-// the streaming scenario's, nine the tenants scenario's, four the ordered
-// scenario's and two the scaling scenario's), or with -quick for a smoke
+// -full for the reference run (about twenty-five minutes: nine of them
+// the tenants scenario's, four the streaming scenario's, four the ordered
+// scenario's and two and a half the scaling scenario's), or with -quick for a smoke
 // run of one to two minutes that judges nothing; -scenarios picks some.
 //
 // A relative -out is taken from the directory the command was run in, not
@@ -74,7 +74,7 @@ func parseFlags(args []string) config {
 	var c config
 	scen := fs.String("scenarios", strings.Join(allNames, ","), "comma-separated scenarios to run: "+strings.Join(allNames, ", "))
 	isQuick := fs.Bool("quick", false, "a smoke run of one to two minutes on two cores: few jobs and runs, no target or advice judged")
-	isFull := fs.Bool("full", false, "the reference run, about twenty-seven minutes on two cores: the figures the README quotes")
+	isFull := fs.Bool("full", false, "the reference run, about twenty-five minutes on two cores: the figures the README quotes")
 	fs.IntVar(&c.workers, "workers", 8, "workers per pool (overhead, streaming, keyed, batches, tenants and ordered scenarios)")
 	fs.IntVar(&c.runs, "runs", 0, "runs per measurement of the scenarios that time one figure per contender (overhead, burst, mailboxes, actors, scaling, ordered, the batch and fair costs); the median is reported (default: the mode's, 1 to 5)")
 	fs.IntVar(&c.streamJobs, "stream-jobs", 0, "jobs per contender, load and run in the streaming scenario, and per placement in the keyed one (default 300 with -quick, 500, 4000 with -full)")
