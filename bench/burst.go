@@ -98,10 +98,7 @@ func (r *burstScenario) targets() []target {
 }
 
 func (r *burstScenario) charts() []chart {
-	if len(r.burst) == 0 {
-		return nil
-	}
-	return []chart{{r.chartTitle(), "burst-makespan.png", r.chart}}
+	return chartIf(len(r.burst) > 0, r.chartTitle(), "burst-makespan.png", r.chart)
 }
 
 func (r *burstScenario) chartTitle() string {

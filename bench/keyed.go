@@ -73,7 +73,7 @@ func keyed(workers, jobs, runs int, load float64, progress func(string)) []keyed
 		}
 		p50s := column(got[i], func(x keyedResult) float64 { return float64(x.p50) })
 		p99s := column(got[i], func(x keyedResult) float64 { return float64(x.p99) })
-		out[i] = keyedResult{name, time.Duration(medianOf(p50s, same)), time.Duration(medianOf(p99s, same)),
+		out[i] = keyedResult{name, time.Duration(medianKept(p50s)), time.Duration(medianKept(p99s)),
 			time.Duration(medianOf(got[i], func(x keyedResult) float64 { return float64(x.makespan) })), breaches,
 			medianOf(got[i], func(x keyedResult) float64 { return x.busiest }), p50s, p99s}
 	}
@@ -184,10 +184,7 @@ func (r *keyedScenario) advice() []adviceCheck {
 }
 
 func (r *keyedScenario) charts() []chart {
-	if len(r.keyed) == 0 {
-		return nil
-	}
-	return []chart{{r.chartTitle(), "keyed.png", r.chart}}
+	return chartIf(len(r.keyed) > 0, r.chartTitle(), "keyed.png", r.chart)
 }
 
 func (r *keyedScenario) chartTitle() string {

@@ -124,7 +124,7 @@ func perMessage(names []string, msgs, runs int, progress func(string), through f
 	out := make([]msgCost, len(names))
 	for i := range names {
 		ns := column(got[i], func(x run) float64 { return x.ns })
-		out[i] = msgCost{medianOf(ns, same), medianOf(got[i], func(x run) float64 { return x.allocs }), ns}
+		out[i] = msgCost{medianKept(ns), medianOf(got[i], func(x run) float64 { return x.allocs }), ns}
 	}
 	return out
 }
@@ -204,10 +204,7 @@ func (r *mailboxesScenario) markdown(p printer) {
 }
 
 func (r *mailboxesScenario) charts() []chart {
-	if len(r.mailboxes) == 0 {
-		return nil
-	}
-	return []chart{{r.chartTitle(), "mailboxes.png", r.chart}}
+	return chartIf(len(r.mailboxes) > 0, r.chartTitle(), "mailboxes.png", r.chart)
 }
 
 func (r *mailboxesScenario) chartTitle() string {

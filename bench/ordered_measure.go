@@ -71,10 +71,7 @@ func (s *orderedScenario) run(progress func(string)) {
 }
 
 func (r *orderedScenario) charts() []chart {
-	if r.ordered == nil {
-		return nil
-	}
-	return []chart{{r.chartTitle(), "ordered.png", r.chart}}
+	return chartIf(r.ordered != nil, r.chartTitle(), "ordered.png", r.chart)
 }
 
 // orderedResult is one contender's figures with one kind of job, each the

@@ -149,10 +149,7 @@ func (r *overheadScenario) targets() []target {
 }
 
 func (r *overheadScenario) charts() []chart {
-	if len(r.overhead) == 0 {
-		return nil
-	}
-	return []chart{{r.chartTitle(), "overhead.png", r.chart}}
+	return chartIf(len(r.overhead) > 0, r.chartTitle(), "overhead.png", r.chart)
 }
 
 func (r *overheadScenario) chartTitle() string {

@@ -88,34 +88,32 @@ func (r *report) summary() string {
 	}
 	p("- **Mode:** %s (%s); the run took %.0f s. Scenarios: %s.\n", r.mode, r.mode.about(), r.took.Seconds(), strings.Join(ran, ", "))
 	p("- **How to read it:** every timed figure is the median of interleaved runs (each contender once per run, in turn, so that the machine's drift hits all alike); each section says how many. The advice pairs the runs: a verdict holds only if every run agrees.\n")
-	if ts := r.targets(); len(ts) > 0 {
-		if r.mode == quick {
-			p("- **Targets:** not judged in a -quick run (%d checked for the smoke test, see Targets).\n", len(ts))
-		} else {
-			met := 0
-			var missed []string
-			for _, sc := range r.scenarios {
-				n := 0
-				for _, t := range sc.targets() {
-					if !t.met {
-						n++
-					}
-				}
-				if n > 0 {
-					missed = append(missed, fmt.Sprintf("%s %d", sc.name(), n))
-				}
+	judged, met := 0, 0
+	var missed []string // "scenario n", for each scenario that missed n
+	for _, sc := range r.scenarios {
+		n := 0
+		for _, t := range sc.targets() {
+			judged++
+			if t.met {
+				met++
+			} else {
+				n++
 			}
-			for _, t := range ts {
-				if t.met {
-					met++
-				}
-			}
-			p("- **Targets:** %d met of %d judged", met, len(ts))
-			if len(missed) > 0 {
-				p("; missed, by scenario: %s (see Targets)", strings.Join(missed, ", "))
-			}
-			p(".\n")
 		}
+		if n > 0 {
+			missed = append(missed, fmt.Sprintf("%s %d", sc.name(), n))
+		}
+	}
+	switch {
+	case judged == 0:
+	case r.mode == quick:
+		p("- **Targets:** not judged in a -quick run (%d checked for the smoke test, see Targets).\n", judged)
+	default:
+		p("- **Targets:** %d met of %d judged", met, judged)
+		if len(missed) > 0 {
+			p("; missed, by scenario: %s (see Targets)", strings.Join(missed, ", "))
+		}
+		p(".\n")
 	}
 	as := r.advices()
 	if len(as) > 0 {

@@ -86,7 +86,7 @@ func (c adviceCheck) outcome() checkOutcome {
 // runs.
 func (c adviceCheck) figures() string {
 	rs := c.ratios()
-	s := fmt.Sprintf("%.2fx (%.1f vs %.1f %s", medianOf(rs, same), medianOf(c.want, same), medianOf(c.other, same), c.unit)
+	s := fmt.Sprintf("%.2fx (%.1f vs %.1f %s", medianKept(rs), medianKept(c.want), medianKept(c.other), c.unit)
 	if len(rs) > 1 {
 		s += fmt.Sprintf("; %.2fx to %.2fx over %d runs", slices.Min(rs), slices.Max(rs), len(rs))
 	}

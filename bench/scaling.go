@@ -234,10 +234,7 @@ func (r *scalingScenario) targets() []target {
 }
 
 func (r *scalingScenario) charts() []chart {
-	if len(r.scaling) == 0 {
-		return nil
-	}
-	return []chart{{r.chartTitle(), "scaling.png", r.chart}}
+	return chartIf(len(r.scaling) > 0, r.chartTitle(), "scaling.png", r.chart)
 }
 
 // chartTitle is the scaling chart's title and its caption in the report.

@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -59,6 +60,15 @@ type printer func(format string, a ...any)
 type chart struct {
 	title, file string
 	draw        func(path string) error
+}
+
+// chartIf returns the one chart of a scenario, if it has the figures for
+// it.
+func chartIf(has bool, title, file string, draw func(path string) error) []chart {
+	if !has {
+		return nil
+	}
+	return []chart{{title, file, draw}}
 }
 
 // A target is one of crew's performance targets, checked against a run.
@@ -180,3 +190,7 @@ func column[X any](xs []X, f func(X) float64) []float64 {
 func medianOf[X any](xs []X, f func(X) float64) float64 {
 	return median(column(xs, f))
 }
+
+// medianKept returns the median of xs, leaving them in their order (the
+// advice pairs runs by index), where median sorts them.
+func medianKept(xs []float64) float64 { return median(slices.Clone(xs)) }

@@ -74,9 +74,6 @@ func drawMix(r *rand.Rand, n int, short, long time.Duration, rate float64) []tim
 	return d
 }
 
-// same is the identity, for medianOf over plain figures.
-func same(x float64) float64 { return x }
-
 // inMsAll returns durations in ns (as float64) in milliseconds.
 func inMsAll(ns []float64) []float64 {
 	out := make([]float64, len(ns))

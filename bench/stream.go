@@ -88,10 +88,7 @@ func (r *streamScenario) targets() []target {
 }
 
 func (r *streamScenario) charts() []chart {
-	if len(r.stream) == 0 {
-		return nil
-	}
-	return []chart{{r.chartTitle(), "stream-p99.png", r.chart}}
+	return chartIf(len(r.stream) > 0, r.chartTitle(), "stream-p99.png", r.chart)
 }
 
 // streamResult is one contender's time in system at one load: the median

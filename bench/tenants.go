@@ -217,8 +217,8 @@ func (s *tenantsSamples) add(x tenantsRun) {
 
 // figures returns the median of each figure over the runs.
 func (s *tenantsSamples) figures() tenantsFigures {
-	return tenantsFigures{time.Duration(medianOf(s.p50, same)), time.Duration(medianOf(s.p99, same)),
-		medianOf(s.noisyJobsPerS, same), medianOf(s.jobsPerS, same), int(medianOf(s.requests, same)), s.p99}
+	return tenantsFigures{time.Duration(medianKept(s.p50)), time.Duration(medianKept(s.p99)),
+		medianKept(s.noisyJobsPerS), medianKept(s.jobsPerS), int(medianKept(s.requests)), s.p99}
 }
 
 // tenants runs the main tables (tenantsTables): for each, the small

@@ -66,10 +66,7 @@ func (t *tenantsScenario) run(progress func(string)) {
 }
 
 func (r *tenantsScenario) charts() []chart {
-	if len(r.tenants) == 0 {
-		return nil
-	}
-	return []chart{{r.chartTitle(), "tenants-p99.png", r.chart}}
+	return chartIf(len(r.tenants) > 0, r.chartTitle(), "tenants-p99.png", r.chart)
 }
 
 // advice returns the tenants' figures for the README's advice: fair
