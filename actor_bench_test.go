@@ -13,7 +13,7 @@ import (
 // the handler's return. The baseline is the hand-written equivalent: a
 // goroutine ranging over a buffered channel of the same capacity.
 func BenchmarkActor(b *testing.B) {
-	for _, producers := range []int{1, 4} {
+	for _, producers := range []int{1, 4, 8} {
 		b.Run(fmt.Sprintf("%dP/goroutine+chan", producers), func(b *testing.B) {
 			b.ReportAllocs()
 			ch := make(chan int, benchCapacity)

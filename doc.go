@@ -153,11 +153,11 @@
 //
 // Spawn starts an actor: one goroutine that drains its own mailbox, calling
 // the handler for one message at a time with the actor's context. It waits
-// on a signal channel of capacity 1, which Tell pokes without blocking, as do
-// Stop and the end of its context (through context.AfterFunc): no pump
-// goroutine and no allocation per message; an idle actor costs its
-// goroutine and 431 bytes (see Costs). Forward feeds an actor, or a
-// router, from a channel the caller already has.
+// on a signal channel of capacity 1, which Tell pokes without blocking
+// while the actor is idle, as do Stop and the end of its context (through
+// context.AfterFunc): no pump goroutine and no allocation per message; an
+// idle actor costs its goroutine and 431 bytes (see Costs). Forward feeds
+// an actor, or a router, from a channel the caller already has.
 //
 // A panic in a handler is recovered with its stack and reported, with the
 // handler's errors, to WithErrorHandler; the actor goes on, as it does

@@ -19,7 +19,14 @@ import (
 //
 // The actor's goroutine waits on a signal channel of capacity 1, which Tell
 // pokes without blocking, as do Stop and the end of its context: a message
-// costs no goroutine and no allocation beyond what the mailbox does.
+// costs no goroutine and no allocation beyond what the mailbox does. Tell
+// pokes it only while the actor is idle, if its mailbox is one of this
+// package's (but Chan, Fair and the priority mailboxes): a busy actor
+// looks at its mailbox again before it parks, so that producers telling a
+// busy actor do not take the channel's lock in turn. Every message Tell
+// accepted is handled, or becomes a dead letter once the actor stops: a
+// Tell that returned nil happens before the handler's call for its
+// message.
 type Ref[T any] struct {
 	routeState // what a router reads: busy, stopped, the depth, full
 
@@ -37,6 +44,7 @@ type Ref[T any] struct {
 	ownRec  bool             // rec is the actor's own: it closes it as it ends
 
 	reporting bool // the actor's goroutine's: onError runs, reporting a failure (see exited)
+	lazy      bool // the mailbox's Len is an atomic count: Tell wakes the actor only when idle (see queued)
 
 	signal   chan struct{} // cap 1: "the mailbox gained a message, or it stopped"
 	done     chan struct{} // closed by the second of shutdown and the goroutine's exit
@@ -153,6 +161,10 @@ func spawn[T any](ctx context.Context, handle func(context.Context, T) error, o 
 	switch r.mb.(type) {
 	case *Unbounded[T], *Bounded[T], *routeeBox[T]: // not a mailbox of the user's that embeds one: its Len is its own
 		r.in, r.out = r.mb.(counted).counters()
+		r.lazy = true
+	case *Segmented[T]:
+		r.length = r.mb.Len
+		r.lazy = true
 	default:
 		r.length = r.mb.Len
 	}
@@ -229,6 +241,16 @@ func (r *Ref[T]) tell(ctx context.Context, msg T) error {
 // queued ends a tell whose Enqueue returned err: it wakes the actor for
 // the message the mailbox accepted, or returns why it did not, ErrStopped
 // for a closed mailbox.
+//
+// An actor that is busy needs no wake-up: it dequeues again before it
+// parks. Skipping the signal then saves the channel's lock, which every
+// producer would otherwise take in turn while the actor catches up. No
+// wake-up is lost: the actor clears busy and then reads its mailbox's Len
+// before it parks (see loop), and Tell stores the message (an atomic
+// count the Len reads) and then reads busy; the atomics being
+// sequentially consistent, either the actor sees the message or Tell sees
+// busy cleared and wakes it. Only mailboxes whose Len reads that count
+// (lazy) are trusted with this; any other is signalled every time.
 func (r *Ref[T]) queued(err error) error {
 	if err != nil {
 		if errors.Is(err, ErrMailboxClosed) {
@@ -236,7 +258,9 @@ func (r *Ref[T]) queued(err error) error {
 		}
 		return err
 	}
-	r.wake()
+	if !r.lazy || !r.busy.Load() {
+		r.wake()
+	}
 	return nil
 }
 

@@ -89,6 +89,10 @@ func (r *Ref[T]) loop(ctx context.Context) {
 					r.shutdown(ErrStopped)
 					return
 				}
+				if r.lazy && r.mb.Len() > 0 {
+					continue // a Tell that read busy before it was cleared did not signal (see queued)
+				}
+
 				break
 			}
 			r.invoke(ctx, msg)
