@@ -79,6 +79,14 @@ func benchChannel(b *testing.B, producers int) {
 }
 
 func benchMailbox(b *testing.B, mb crew.Mailbox[int], producers int) {
+	consume(b, mb, producers)
+}
+
+// consume moves b.N messages from producers goroutines through mb to the
+// calling goroutine, as BenchmarkMailbox says, and returns how many times
+// the consumer found the mailbox empty with no signal pending, and so
+// parked.
+func consume(b *testing.B, mb crew.Mailbox[int], producers int) (parks int) {
 	b.ReportAllocs()
 	ctx := context.Background()
 	signal := make(chan struct{}, 1)
@@ -97,9 +105,16 @@ func benchMailbox(b *testing.B, mb crew.Mailbox[int], producers int) {
 			got++
 			continue
 		}
+		select {
+		case <-signal:
+			continue
+		default:
+		}
+		parks++
 		<-signal
 	}
 	wait()
+	return parks
 }
 
 // BenchmarkMailboxRoundTrip enqueues and dequeues one message on a single
@@ -149,4 +164,46 @@ func BenchmarkMailboxDrainRefill(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkBoundedTurns isolates what a full Bounded costs one producer:
+// not cache lines but turns. The producer fills the ring and blocks. The
+// goroutine a Dequeue or a signal wakes is readied on the waker's own CPU,
+// and an idle CPU takes tens of microseconds to wake and take it from
+// there (on these 2-CPU virtual machines; a 1024-slot ring lasts about
+// 10). So the producer and the consumer take turns, the consumer draining
+// the ring and parking, the producer refilling it, rather than running
+// side by side as on an Unbounded, whose producer never waits. parks/kmsg
+// counts the consumer's parks per 1000 messages: one per ring of 256 or
+// 1024 slots, which makes ns/op the sum of both sides' costs, near
+// "turns" (a ring's Enqueues, then its Dequeues, on one goroutine), not
+// the larger of the two. A ring that holds what the producer writes while
+// a woken goroutine waits for a CPU (16384 slots here) keeps them side by
+// side.
+func BenchmarkBoundedTurns(b *testing.B) {
+	ctx := context.Background()
+	for _, c := range []int{256, 1024, 16384, 0} {
+		name := fmt.Sprintf("Bounded%d", c)
+		if c == 0 {
+			name = "Unbounded"
+		}
+		b.Run(name, func(b *testing.B) {
+			var mb crew.Mailbox[int] = crew.NewUnbounded[int]()
+			if c > 0 {
+				mb = crew.NewBounded[int](c, crew.Backpressure)
+			}
+			b.ReportMetric(float64(consume(b, mb, 1))/float64(b.N)*1000, "parks/kmsg")
+		})
+	}
+	b.Run("turns", func(b *testing.B) {
+		mb := crew.NewBounded[int](1024, crew.Backpressure)
+		for n := 0; n < b.N; n += 1024 {
+			for i := range min(1024, b.N-n) {
+				_ = mb.Enqueue(ctx, i)
+			}
+			for range min(1024, b.N-n) {
+				_, _ = mb.Dequeue()
+			}
+		}
+	})
 }
