@@ -273,9 +273,9 @@ func sampleReport() *report {
 				x := 30 * []float64{1, 0.31, 0.35, 0.53, 1.7, 6.9, 8.2, 1.56}[i] * float64(p)
 				mb.mailboxes = append(mb.mailboxes, mailboxResult{name, p, loaded, x, 0, runsAround(x)})
 			}
-			for i, name := range []string{chanActorName, crewActorName, crewSegmentedName, crewBoundedActName, protoActorName} {
-				x := 80 * []float64{1, 0.45, 0.5, 0.8, 2.5}[i] / float64(p)
-				ac.actors = append(ac.actors, actorResult{name, p, loaded, x, []float64{0, 0.001, 0, 0, 1.7}[i], runsAround(x)})
+			for i, name := range []string{chanActorName, bareLoopName, crewActorName, crewSegmentedName, crewBoundedActName, protoActorName} {
+				x := 80 * []float64{1, 0.8, 0.45, 0.5, 0.8, 2.5}[i] / float64(p)
+				ac.actors = append(ac.actors, actorResult{name, p, loaded, x, []float64{0, 0, 0.001, 0, 0, 1.7}[i], runsAround(x)})
 			}
 		}
 	}
@@ -333,11 +333,13 @@ func TestTargetsAreCrewsListInOrder(t *testing.T) {
 		"mailboxes, 1P1C: Unbounded <= 0.6x buffered chan (1024)",
 		"mailboxes, 1P1C: Segmented <= 0.6x buffered chan (1024)",
 		"mailboxes, 1P1C: Bounded(1024, Backpressure) <= 1.2x Unbounded",
+		"mailboxes, 1P1C: Bounded(1024, Backpressure) <= 1x buffered chan (1024)",
 		"mailboxes, 4P1C: Segmented <= 0.6x buffered chan (1024)",
 		"mailboxes, 4P1C: Segmented is the fastest crew FIFO mailbox",
-		"mailboxes, 4P1C: Bounded(1024, Backpressure) <= 1.2x Unbounded",
+		"mailboxes, 4P1C: Bounded(1024, Backpressure) <= 1x buffered chan (1024)",
 		"mailboxes, 8P1C: Segmented <= 0.6x buffered chan (1024)",
 		"mailboxes, 8P1C: Segmented is the fastest crew FIFO mailbox",
+		"mailboxes, 8P1C: Bounded(1024, Backpressure) <= 1x buffered chan (1024)",
 		"mailboxes, 1P1C, with load: Unbounded <= 1.2x buffered chan (1024)",
 		"mailboxes, 1P1C, with load: Segmented <= 1.2x buffered chan (1024)",
 		"mailboxes, 1P1C, with load: Bounded(1024, Backpressure) <= 1.2x buffered chan (1024)",
@@ -352,11 +354,11 @@ func TestTargetsAreCrewsListInOrder(t *testing.T) {
 		"mailboxes, 8P1C, with load: Chan(1024) <= 1.2x buffered chan (1024)",
 		"actor Tell -> handle, 1 producer(s): <= 0.6x a goroutine fed by a buffered channel, 0 allocs",
 		"actor with Bounded(1024, Backpressure), 1 producer(s): <= 1.2x with Unbounded",
-		"actor Tell -> handle, 4 producer(s): <= 0.6x a goroutine fed by a buffered channel, 0 allocs",
-		"actor Tell -> handle, 4 producers, Segmented: <= 0.6x a goroutine fed by a buffered channel, 0 allocs",
+		"actor Tell -> handle, 4 producer(s): <= 0.7x a goroutine fed by a buffered channel, 0 allocs",
+		"actor Tell -> handle, 4 producers, Segmented: <= 0.7x a goroutine fed by a buffered channel, 0 allocs",
 		"actor with Bounded(1024, Backpressure), 4 producer(s): <= 1.2x with Unbounded",
-		"actor Tell -> handle, 8 producer(s): <= 0.6x a goroutine fed by a buffered channel, 0 allocs",
-		"actor Tell -> handle, 8 producers, Segmented: <= 0.6x a goroutine fed by a buffered channel, 0 allocs",
+		"actor Tell -> handle, 8 producer(s): <= 0.7x a goroutine fed by a buffered channel, 0 allocs",
+		"actor Tell -> handle, 8 producers, Segmented: <= 0.7x a goroutine fed by a buffered channel, 0 allocs",
 		"memory: an idle actor costs one goroutine plus < 1 KiB",
 		"memory: Unbounded drained holds <= 64 slots (512 bytes of ints)",
 		"memory: Segmented drained holds <= 64 slots (512 bytes of ints)",
@@ -423,7 +425,7 @@ func TestTargetsCompareTheRightFigures(t *testing.T) {
 		"keyed placement (WithKey): 0 order breaches":                                                  true,
 		"mailboxes, 1P1C: Unbounded <= 0.6x buffered chan (1024)":                                      true,
 		"mailboxes, 1P1C: Bounded(1024, Backpressure) <= 1.2x Unbounded":                               false,
-		"actor Tell -> handle, 4 producer(s): <= 0.6x a goroutine fed by a buffered channel, 0 allocs": true,
+		"actor Tell -> handle, 4 producer(s): <= 0.7x a goroutine fed by a buffered channel, 0 allocs": true,
 		"actor with Bounded(1024, Backpressure), 1 producer(s): <= 1.2x with Unbounded":                false,
 	} {
 		if met[what].met != want {
