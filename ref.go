@@ -24,9 +24,9 @@ import (
 // package's (but Chan, Fair and the priority mailboxes): a busy actor
 // looks at its mailbox again before it parks, so that producers telling a
 // busy actor do not take the channel's lock in turn. Every message Tell
-// accepted is handled, or becomes a dead letter once the actor stops: a
-// Tell that returned nil happens before the handler's call for its
-// message.
+// accepted is handled, or becomes a dead letter once the actor stops, and
+// what a goroutine did before its Tell happens before the handler's call
+// for that message.
 type Ref[T any] struct {
 	routeState // what a router reads: busy, stopped, the depth, full
 

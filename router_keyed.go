@@ -114,7 +114,7 @@ func (rk *routerKeys[T]) linger(i int) bool {
 	rk.mu.Lock()
 	defer rk.mu.Unlock()
 	if rk.draining && !rk.stopped && (rk.held > 0 || rk.boxes[i].Len() > 0) {
-		return true // the message sent woke it; or the router's end of holding will
+		return true // the routee finds the message sent when it looks at its mailbox before it parks; or the router's end of holding wakes it
 	}
 	rk.left[i] = true // it ends (drained on its own, or the router's Drain is over, or Stop)
 	return false
