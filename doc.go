@@ -83,30 +83,30 @@
 // # Choosing a mailbox
 //
 //	type             bound  order                   cost        use it for
-//	Unbounded        no     FIFO                    0.33x       the default: one producer or a few, shallow or deep
-//	Segmented        no     FIFO                    0.46x       fan-in (many producers: they take no lock), deep or bursty queues, large messages
-//	Bounded          yes    FIFO                    0.50x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
-//	Chan             yes    FIFO                    2.10x       a plain buffered channel behind the interface; a baseline
-//	Fair             no     round robin per key,    1.34x       many senders (tenants, sessions) sharing one consumer
+//	Unbounded        no     FIFO                    0.25x       the default: one producer or a few, shallow or deep
+//	Segmented        no     FIFO                    0.40x       fan-in (many producers: they take no lock), deep or bursty queues, large messages
+//	Bounded          yes    FIFO                    0.53x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
+//	Chan             yes    FIFO                    1.78x       a plain buffered channel behind the interface; a baseline
+//	Fair             no     round robin per key,    1.54x       many senders (tenants, sessions) sharing one consumer
 //	                        FIFO within a key
-//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (5.3x)
-//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (5.4x)
+//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (5.2x)
+//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (5.5x)
 //
 // The cost is the time of one message from a producer goroutine to a
 // consumer goroutine that is woken through a channel when it finds the
 // mailbox empty, as an actor is, over the time of one message through a
 // buffered channel of 1024 (see Costs), with one producer. Under fan-in,
-// four and eight producers, Segmented takes 0.44x and 0.45x, Unbounded
-// 0.64x and 0.64x, and Bounded 0.78x and 0.69x; beside one CPU-bound
-// process per CPU, Segmented 0.87x and 0.66x and Unbounded 0.87x and
-// 0.94x. For fan-in choose Segmented: an Enqueue takes a ticket with one
+// four and eight producers, Segmented takes 0.63x and 0.37x, Unbounded
+// 0.68x and 0.51x, and Bounded 0.73x and 0.60x; beside one CPU-bound
+// process per CPU, Segmented 0.46x and 0.51x and Unbounded 0.61x and
+// 0.64x. For fan-in choose Segmented: an Enqueue takes a ticket with one
 // atomic increment and never waits for another producer, where
 // Unbounded's and Bounded's producers share a lock. Its gain is a
 // median, not a promise: with four producers it cost less than Unbounded
 // in every run of the reference report, but with eight on two CPUs the
-// runs disagreed (0.61x to 1.18x Unbounded's time, run by run), and
+// runs disagreed (0.60x to 1.04x Unbounded's time, run by run), and
 // beside CPU-bound processes the two trade places. Bounded costs more
-// than Unbounded with four producers in every run; with one the runs
+// than Unbounded with one producer in every run; with four the runs
 // disagree. An actor told from many goroutines gains less from Segmented
 // than its mailbox alone, at times nothing or less: its wake-ups and its
 // handler cost as much (see Costs). Beside CPU-bound processes, with more
@@ -129,7 +129,7 @@
 // Priority's heap and Segmented's segments are recycled through a
 // process-wide pool per element type, which the garbage collector empties
 // when it goes unused. A backlog that outgrows the pool allocates: a
-// Segmented one segment per 256 messages (0.001-0.003 per message in the
+// Segmented one segment per 256 messages (0.002-0.003 per message in the
 // fan-in runs above, whose producers outrun the consumer, each run after a
 // collection), an Unbounded a ring twice as large. A drained Unbounded
 // keeps at most 64 slots (8 after sparse traffic); a Segmented, once a
@@ -154,9 +154,10 @@
 // Spawn starts an actor: one goroutine that drains its own mailbox, calling
 // the handler for one message at a time with the actor's context. It waits
 // on a signal channel of capacity 1, which Tell pokes without blocking
-// while the actor is idle, as do Stop and the end of its context (through
+// (only while the actor is idle, on an Unbounded, Segmented or Bounded
+// mailbox), as do Stop and the end of its context (through
 // context.AfterFunc): no pump goroutine and no allocation per message; an
-// idle actor costs its goroutine and 431 bytes (see Costs). Forward feeds
+// idle actor costs its goroutine and 432 bytes (see Costs). Forward feeds
 // an actor, or a router, from a channel the caller already has.
 //
 // A panic in a handler is recovered with its stack and reported, with the
@@ -439,5 +440,5 @@
 // context), and checks crew's performance targets. They are a 2-core virtual
 // machine's, as ratios; go -C bench run . measures yours. A job through a
 // pool or a batch, and a message told to an actor, allocate nothing; an idle
-// actor adds 431 bytes to its goroutine.
+// actor adds 432 bytes to its goroutine.
 package crew
