@@ -23,7 +23,7 @@ import (
 // pokes it only while the actor is idle, if its mailbox is one of this
 // package's (but Chan, Fair and the priority mailboxes): a busy actor
 // looks at its mailbox again before it parks, so that producers telling a
-// busy actor do not take the channel's lock in turn. Every message Tell
+// busy actor leave the channel alone. Every message Tell
 // accepted is handled, or becomes a dead letter once the actor stops, and
 // what a goroutine did before its Tell happens before the handler's call
 // for that message.
@@ -243,9 +243,10 @@ func (r *Ref[T]) tell(ctx context.Context, msg T) error {
 // for a closed mailbox.
 //
 // An actor that is busy needs no wake-up: it dequeues again before it
-// parks. Skipping the signal then saves the channel's lock, which every
-// producer would otherwise take in turn while the actor catches up. No
-// wake-up is lost: the actor clears busy and then reads its mailbox's Len
+// parks. Tell then reads busy rather than the channel, whose lock the
+// first Tell after each wake-up would take (a signal already pending
+// costs only the channel's lock-free full check, as it did on nearly
+// every Tell of a busy actor before). No wake-up is lost: the actor clears busy and then reads its mailbox's Len
 // before it parks (see loop), and Tell stores the message (an atomic
 // count the Len reads) and then reads busy; the atomics being
 // sequentially consistent, either the actor sees the message or Tell sees

@@ -92,7 +92,6 @@ func (r *Ref[T]) loop(ctx context.Context) {
 				if r.lazy && r.mb.Len() > 0 {
 					continue // a Tell that read busy before it was cleared did not signal (see queued)
 				}
-
 				break
 			}
 			r.invoke(ctx, msg)
