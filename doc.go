@@ -327,7 +327,9 @@
 // once the deadline passes it cancels the jobs and returns, and Wait waits
 // for those that still run. Batches take a pool with the default backlog
 // (not WithMailbox, WithKey or WithConsistentHash). Map and MapBatch return
-// results in input order.
+// results in input order. WithAdaptiveSize(min, max) lets a long-lived
+// pool whose jobs wait on a downstream of unknown capacity find its own
+// size from their run times; CPU-bound jobs want GOMAXPROCS workers.
 //
 //	shape                          make it with                    waits for                ends with
 //	one fan-out, errgroup-like     WithContext(ctx, n), NewGroup   every job                Wait (closes the pool)
@@ -352,6 +354,8 @@
 //	NewPool(.., WithMailbox(f))  any T            f's mailbox, f's bound        pool-wide priority (NewStablePriority) or
 //	                                                                            fairness between tenants (NewFair)
 //	NewPool(.., WithKey(k))      any T            FIFO per key, unbounded       per-key order: accounts, devices, sessions
+//	NewGroup(n,                  func(ctx) error  the same, following the size  jobs that call a service of unknown,
+//	  WithAdaptiveSize(lo, hi))                                                 changing capacity (size in [lo, hi])
 //	Map(ctx, n, inputs, f)       inputs[i]        FIFO, n*(1+DefaultQueueSize)  ordered results, one call per input
 //
 // # Ordered streams

@@ -118,7 +118,9 @@ type Gauges struct {
 //     done when it would have been dispatched;
 //   - EventDropped: a dead letter for another reason;
 //   - EventReplaced: a worker's or an actor's goroutine that a
-//     runtime.Goexit ended, replaced by a new one at once.
+//     runtime.Goexit ended, replaced by a new one at once;
+//   - EventGrown, EventShrunk, EventBackedOff: a pool WithAdaptiveSize
+//     changed its size, and why (the Workers gauge reports the size).
 //
 // Their constants below say more.
 type Event uint8
@@ -140,18 +142,22 @@ const (
 	EventSkipped                    // a pool's job skipped: its pool's or batch's context was done when it would have been dispatched (PoolStats.Canceled counts the same jobs)
 	EventDropped                    // a pool's job or an actor's message that became a dead letter for another reason than a skip
 	EventReplaced                   // a pool's worker or an actor whose goroutine a runtime.Goexit ended, and a new goroutine took on
+	EventGrown                      // a pool WithAdaptiveSize grew: run time at its no-load level, the pool busy, its last growth paid
+	EventShrunk                     // a pool WithAdaptiveSize shrank: run time above its no-load level, or a growth that did not raise throughput undone
+	EventBackedOff                  // a pool WithAdaptiveSize backed off: more than 1 job in 10 of a window failed
 )
 
 // String returns the event's name: "submitted", "completed", "failed",
-// "panicked", "skipped", "dropped" or "replaced".
+// "panicked", "skipped", "dropped", "replaced", "grown", "shrunk" or
+// "backed_off".
 func (e Event) String() string {
-	if e >= EventSubmitted && e <= EventReplaced {
+	if e >= EventSubmitted && e <= EventBackedOff {
 		return eventNames[e-EventSubmitted]
 	}
 	return "Event(" + strconv.Itoa(int(e)) + ")"
 }
 
-var eventNames = [...]string{"submitted", "completed", "failed", "panicked", "skipped", "dropped", "replaced"}
+var eventNames = [...]string{"submitted", "completed", "failed", "panicked", "skipped", "dropped", "replaced", "grown", "shrunk", "backed_off"}
 
 // A Timing is what kind of duration a Recorder observes (see
 // Recorder.Observe):

@@ -442,7 +442,7 @@ func TestTheMetricsNamesPrint(t *testing.T) {
 			crew.EventPanicked.String()+" "+crew.EventSkipped.String()+" "+crew.EventDropped.String())
 	assert.Equal(t, "queue_wait run_time", crew.QueueWait.String()+" "+crew.RunTime.String())
 	assert.Equal(t, "pool actor router", crew.SourcePool.String()+" "+crew.SourceActor.String()+" "+crew.SourceRouter.String())
-	assert.Equal(t, "Event(9)", crew.Event(9).String())
+	assert.Equal(t, "Event(11)", crew.Event(11).String())
 }
 
 func TestAnActorsHandlerThatCallsGoexitIsCountedHandledAndFailed(t *testing.T) {

@@ -37,6 +37,7 @@ const (
 	optMetrics
 	optFairWindow
 	optWindow
+	optAdaptive
 )
 
 // optNames names each option for the panics of only, in bit order, with
@@ -60,6 +61,7 @@ var optNames = [...]string{
 	"WithMetrics (for actors, routers and pools)",
 	"WithFairWindow (for NewPool, NewGroup and WithContext)",
 	"WithWindow (for MapSeq, MapSeqBatch, NewStream and NewStreamBatch)",
+	"WithAdaptiveSize (for NewPool, NewGroup and WithContext)",
 }
 
 // Which options each kind of constructor takes.
@@ -67,7 +69,7 @@ const (
 	actorOpts  = optName | optMailbox | optDeadLetters | optErrorHandler | optNoRecovery | optMetrics
 	routerOpts = actorOpts | optStrategy | optKey
 	poolOpts   = optName | optMailbox | optDeadLetters | optStrategy | optQueueSize | optKey |
-		optParent | optCancelOnError | optAllErrors | optFairShare | optFairWindow | optErrorHandler | optNoRecovery | optMetrics
+		optParent | optCancelOnError | optAllErrors | optFairShare | optFairWindow | optErrorHandler | optNoRecovery | optMetrics | optAdaptive
 	batchOpts = optAllErrors | optDeadLetters | optLimit | optTenant | optWeight
 )
 
@@ -103,6 +105,8 @@ type options struct {
 	allErrors     bool
 	fairShare     bool
 	fairWindow    time.Duration // WithFairWindow, if set (optFairWindow)
+	adaptMin      int           // WithAdaptiveSize, if set (optAdaptive)
+	adaptMax      int
 
 	// batches only
 	limit  int

@@ -79,6 +79,8 @@ type Pool[T any] struct {
 	rec        Recorder    // WithMetrics: where the pool reports, or nil
 	stamp      bool        // WithMetrics, and no backlog mailbox (which keeps no time): Submit stamps its job with when it was accepted
 	epoch      time.Time   // what clock reads from
+	adapt      *sizer      // WithAdaptiveSize: the size's controller, or nil
+	clocked    bool        // WithMetrics or WithAdaptiveSize: every job's run time is measured
 
 	own owner[T] // the pool's own jobs: their context, sink and errors
 

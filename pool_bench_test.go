@@ -130,6 +130,9 @@ func BenchmarkPoolMetrics(b *testing.B) {
 		}{
 			{"none", nil},
 			{"nop", []crew.Option{crew.WithMetrics(nopMetrics{})}},
+			// What WithAdaptiveSize's measurement costs a job: with min =
+			// max, the controller measures every job and never resizes.
+			{"adaptive", []crew.Option{crew.WithAdaptiveSize(benchWorkers, benchWorkers)}},
 		} {
 			b.Run(strconv.Itoa(submitters)+"submitters/"+s.name, func(b *testing.B) { benchGroup(b, submitters, s.opts...) })
 		}

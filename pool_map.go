@@ -31,7 +31,7 @@ func Map[T, R any](ctx context.Context, workers int, inputs []T, f func(context.
 		panic("crew: Map: nil function")
 	}
 	o := collect(opts)
-	o.only("Map", poolOpts&^(optMailbox|optKey|optParent|optFairShare|optFairWindow))
+	o.only("Map", poolOpts&^(optMailbox|optKey|optParent|optFairShare|optFairWindow|optAdaptive))
 	o.parent, o.cancelOnError = ctx, true
 	out := make([]R, len(inputs))
 	p := newPool(min(workers, max(len(inputs), 1)), func(ctx context.Context, i int) error {

@@ -58,7 +58,10 @@ func (o *owner[T]) measureInline(start int64) {
 // the job starts.
 func (w *worker[T]) clockIn(g *sched.Grant[T, *owner[T]]) {
 	p := w.pool
-	w.unmeasured = true
+	w.unmeasured, w.dropped = true, false
+	if p.adapt != nil {
+		p.adapt.began()
+	}
 	if !p.stamp {
 		w.began = p.clock()
 		return

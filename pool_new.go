@@ -38,6 +38,7 @@ func NewPool[T any](workers int, handle func(context.Context, T) error, opts ...
 	}
 	o := collect(opts)
 	o.only("NewPool", poolOpts)
+	checkAdaptive("NewPool", workers, &o)
 	return newPool(workers, handle, &o)
 }
 
@@ -48,6 +49,7 @@ func NewGroup(workers int, opts ...Option) *Pool[Job] {
 	checkWorkers("NewGroup", workers)
 	o := collect(opts)
 	o.only("NewGroup", poolOpts)
+	checkAdaptive("NewGroup", workers, &o)
 	return newGroup(workers, &o)
 }
 
@@ -81,6 +83,7 @@ func WithContext(ctx context.Context, workers int, opts ...Option) (*Pool[Job], 
 	checkWorkers("WithContext", workers)
 	o := collect(opts)
 	o.only("WithContext", poolOpts&^optParent)
+	checkAdaptive("WithContext", workers, &o)
 	o.parent, o.cancelOnError = ctx, true
 	p := newGroup(workers, &o)
 	return p, p.ctx
@@ -112,6 +115,9 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	}
 	if o.keyed != nil {
 		c.Keys, c.Pin = keyedFor[T](o, "pool", "jobs")
+		if c.Pin != nil && o.set&optAdaptive != 0 {
+			panic("crew: WithAdaptiveSize resizes the pool, and a pool WithConsistentHash keeps its workers: its keys are pinned to them")
+		}
 	}
 	if o.newMailbox != nil {
 		f, ok := o.newMailbox.(func() Mailbox[T])
@@ -153,6 +159,13 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 		p.stamp = p.rec != nil && c.Backlog == nil
 		c.Stamp = p.stamp
 	}
+	if o.set&optAdaptive != 0 {
+		p.adapt = newSizer(o.adaptMin, o.adaptMax, n, p.resizeBy, p.waiting)
+		if p.rec != nil {
+			p.adapt.report = func(e Event) { p.rec.Add(e, 1) }
+		}
+	}
+	p.clocked = p.rec != nil || p.adapt != nil
 	c.Name = p.name
 	p.s.Init(c)
 	for _, r := range p.s.Workers() {

@@ -29,6 +29,10 @@ type PoolStats struct {
 	Keys       int   // keys with a job dispatched now (WithKey)
 	Replaced   int64 // workers whose goroutine a runtime.Goexit (a job's, say) ended, each taken on at once by a new goroutine
 
+	// Adaptive is the state of the size's controller, and why the size
+	// last changed (WithAdaptiveSize); zero without it.
+	Adaptive AdaptiveStats
+
 	// A job that runs a job inline (see Submit) ends with it if that job
 	// calls runtime.Goexit: both count in Failed, as in Completed.
 
@@ -60,6 +64,9 @@ func (p *Pool[T]) Stats() PoolStats {
 		Backlogged: c.Backlogged, Keys: c.Keys, Replaced: p.replaced.Load(),
 	}
 	s.Submitted = s.Completed + s.Canceled + s.Dropped + int64(s.Queued+s.Running)
+	if p.adapt != nil {
+		s.Adaptive = p.adapt.stats()
+	}
 	per := p.s.PerWorker(make([]sched.WorkerCount, 0, s.Workers))
 	s.PerWorker = make([]WorkerStats, len(per))
 	for i, w := range per {

@@ -31,6 +31,7 @@ type worker[T any] struct {
 	resume     bool                       // a runtime.Goexit ended the last goroutine inside Next: take the step Next decided (see replace)
 	failed     bool                       // g's job's failure is being reported: a runtime.Goexit in the error handler fails it no more
 	unmeasured bool                       // g's job was clocked in (see clockIn), and its end not measured yet
+	dropped    bool                       // g's job failed, for WithAdaptiveSize (set by fail, cleared by clockIn)
 	streak     int                        // jobs run since the worker was idle, or since yield last looked
 	every      int                        // how many jobs yield looks at the clock once in
 	since      time.Time                  // when yield began to time the worker's streak
@@ -120,7 +121,7 @@ func (w *worker[T]) jobs() (again bool) {
 			w.skip(g)
 			continue
 		}
-		clocked := p.rec != nil || w.rec.Timed()
+		clocked := p.clocked || w.rec.Timed()
 		if clocked {
 			w.clockIn(g)
 		}
@@ -166,7 +167,7 @@ func (w *worker[T]) recovered(v any) bool {
 // and counted all the same, and not recorded again (see exited).
 func (w *worker[T]) fail(err error) {
 	f := failureOf(err)
-	w.failed = true
+	w.failed, w.dropped = true, true
 	w.rec.Fail(f)
 	w.g.Owner().record(err)
 	w.pool.report(err, f)
@@ -182,10 +183,14 @@ func (w *worker[T]) measured() {
 		return
 	}
 	w.unmeasured = false // before the Recorder, which might call runtime.Goexit
-	if w.pool.rec != nil {
+	p := w.pool
+	if p.rec != nil {
 		w.ended(w.g)
 	} else {
-		w.ran = w.pool.clock() - w.began
+		w.ran = p.clock() - w.began
+	}
+	if p.adapt != nil {
+		p.adapt.observe(w.ran, w.began+w.ran, w.dropped)
 	}
 }
 
