@@ -55,6 +55,9 @@ func Example() {
 	// crew.pool.skipped.jobs{resize} 0
 	// crew.pool.dropped.jobs{resize} 0
 	// crew.pool.replaced.workers{resize} 0
+	// crew.pool.size.grown{resize} 0
+	// crew.pool.size.shrunk{resize} 0
+	// crew.pool.size.backed_off{resize} 0
 	// crew.pool.job.wait.duration: 3 observations
 	// crew.pool.job.run.duration: 3 observations
 }

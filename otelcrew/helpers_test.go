@@ -116,9 +116,14 @@ func (r reading) split(attrs string) (counts, levels map[string]int64) {
 	return counts, levels
 }
 
-// poolCounts returns a pool's counters as split returns them.
-func poolCounts(submitted, completed, failed, panicked, skipped, dropped, replaced int64) map[string]int64 {
+// poolCounts returns a pool's counters as split returns them; resizes
+// are its grown, shrunk and backed off counts, 0 if not given.
+func poolCounts(submitted, completed, failed, panicked, skipped, dropped, replaced int64, resizes ...int64) map[string]int64 {
+	resizes = append(resizes, 0, 0, 0)
 	return map[string]int64{
+		"crew.pool.size.grown":       resizes[0],
+		"crew.pool.size.shrunk":      resizes[1],
+		"crew.pool.size.backed_off":  resizes[2],
 		"crew.pool.submitted.jobs":   submitted,
 		"crew.pool.completed.jobs":   completed,
 		"crew.pool.failed.jobs":      failed,

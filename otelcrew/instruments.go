@@ -24,7 +24,7 @@ const (
 // call into the SDK; durations go to the histograms as they happen.
 type family struct {
 	key    attribute.Key
-	counts [crew.EventReplaced + 1]metric.Int64ObservableCounter // by crew.Event; nil where the kind has none
+	counts [crew.EventBackedOff + 1]metric.Int64ObservableCounter // by crew.Event; nil where the kind has none
 
 	wait, run  metric.Float64Histogram         // pools only
 	tenantTime metric.Float64ObservableCounter // pools only
@@ -65,6 +65,9 @@ func newPoolFamily(meter metric.Meter, buckets []float64) (family, error) {
 		{crew.EventSkipped, "crew.pool.skipped.jobs", "Jobs skipped: their pool's or batch's context was done when they would have been dispatched.", ""},
 		{crew.EventDropped, "crew.pool.dropped.jobs", "Jobs that became dead letters for another reason than a skip.", ""},
 		{crew.EventReplaced, "crew.pool.replaced.workers", "Workers whose goroutine a runtime.Goexit (a job's, say) ended, each taken on at once by a new goroutine.", "{worker}"},
+		{crew.EventGrown, "crew.pool.size.grown", "Times a pool WithAdaptiveSize grew: run time at its no-load level, the pool busy.", "{resize}"},
+		{crew.EventShrunk, "crew.pool.size.shrunk", "Times a pool WithAdaptiveSize shrank: run time above its no-load level, or a growth that did not raise throughput undone.", "{resize}"},
+		{crew.EventBackedOff, "crew.pool.size.backed_off", "Times a pool WithAdaptiveSize backed off: more than 1 job in 10 of a window failed.", "{resize}"},
 	})
 	errs := []error{err}
 	f.wait, err = meter.Float64Histogram("crew.pool.job.wait.duration", metric.WithUnit("s"),

@@ -45,11 +45,11 @@ type nameKey struct {
 // up.
 type named struct {
 	fam     *family
-	counts  [crew.EventReplaced + 1]atomic.Int64 // by crew.Event
-	tenants tenants                              // a pool's tenants' run time
-	record  []metric.RecordOption                // the attribute set: crew.pool or crew.actor
-	observe []metric.ObserveOption               // the same
-	live    map[*recorder]struct{}               // guarded by Metrics.mu
+	counts  [crew.EventBackedOff + 1]atomic.Int64 // by crew.Event
+	tenants tenants                               // a pool's tenants' run time
+	record  []metric.RecordOption                 // the attribute set: crew.pool or crew.actor
+	observe []metric.ObserveOption                // the same
+	live    map[*recorder]struct{}                // guarded by Metrics.mu
 }
 
 // New returns a Metrics recording to instruments of mp's meter named

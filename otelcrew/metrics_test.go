@@ -25,7 +25,8 @@ func TestEachEventGoesToItsInstrument(t *testing.T) {
 	m, reader := newMetrics(t)
 	pool := m.Track(source(crew.SourcePool, "p", &crew.Gauges{Queued: 1, Running: 2, Workers: 3, Blocked: 4}))
 	actor := m.Track(source(crew.SourceActor, "a", &crew.Gauges{Queued: 5, Running: 1, Workers: 1}))
-	events := []crew.Event{crew.EventSubmitted, crew.EventCompleted, crew.EventFailed, crew.EventPanicked, crew.EventSkipped, crew.EventDropped, crew.EventReplaced}
+	events := []crew.Event{crew.EventSubmitted, crew.EventCompleted, crew.EventFailed, crew.EventPanicked, crew.EventSkipped, crew.EventDropped, crew.EventReplaced,
+		crew.EventGrown, crew.EventShrunk, crew.EventBackedOff}
 	for i, e := range events {
 		pool.Add(e, i+1)
 		actor.Add(e, 10*(i+1))
@@ -38,10 +39,10 @@ func TestEachEventGoesToItsInstrument(t *testing.T) {
 
 	r := collect(t, reader)
 	counts, levels := r.split("crew.pool=p")
-	assert.Equal(t, poolCounts(1, 2, 3, 4, 5, 6, 7), counts)
+	assert.Equal(t, poolCounts(1, 2, 3, 4, 5, 6, 7, 8, 9, 10), counts)
 	assert.Equal(t, poolLevels(1, 2, 3, 4), levels)
 	counts, levels = r.split("crew.actor=a")
-	assert.Equal(t, actorCounts(10, 20, 30, 40, 60, 70), counts, "an actor skips nothing")
+	assert.Equal(t, actorCounts(10, 20, 30, 40, 60, 70), counts, "an actor skips nothing, and has no size of its own")
 	assert.Equal(t, actorLevels(5, 1, 1), levels)
 	assert.InDelta(t, 0.003, r.hists["crew.pool.job.wait.duration{crew.pool=p}"].Sum, 1e-12)
 	assert.InDelta(t, 0.005, r.hists["crew.pool.job.run.duration{crew.pool=p}"].Sum, 1e-12)
@@ -60,6 +61,9 @@ func TestEachEventGoesToItsInstrument(t *testing.T) {
 		{"crew.pool.skipped.jobs", "{job}", "counter"},
 		{"crew.pool.dropped.jobs", "{job}", "counter"},
 		{"crew.pool.replaced.workers", "{worker}", "counter"},
+		{"crew.pool.size.grown", "{resize}", "counter"},
+		{"crew.pool.size.shrunk", "{resize}", "counter"},
+		{"crew.pool.size.backed_off", "{resize}", "counter"},
 		{"crew.pool.job.wait.duration", "s", "histogram"},
 		{"crew.pool.job.run.duration", "s", "histogram"},
 		{"crew.pool.tenant.time", "s", "counter"},
@@ -93,7 +97,7 @@ func TestEachEventGoesToItsInstrument(t *testing.T) {
 			assert.Equal(t, c.kind, kind)
 		})
 	}
-	assert.Len(t, r.metrics, 23, "every instrument is listed above")
+	assert.Len(t, r.metrics, 26, "every instrument is listed above")
 }
 
 // A source that has ended is forgotten: its gauges leave its name's sum

@@ -34,7 +34,7 @@ type family struct {
 	names  map[string]*series           // guarded by Collector.mu
 }
 
-const eventCount = int(crew.EventReplaced)
+const eventCount = int(crew.EventBackedOff)
 
 // New returns a Collector of crew's metrics (see the package doc for the
 // families), to register with Prometheus and give to crew.WithMetrics.
@@ -60,6 +60,9 @@ func New(opts ...Option) *Collector {
 				pool("jobs_skipped_total", "Jobs skipped: their pool's or batch's context was done when they would have been dispatched."),
 				pool("jobs_dropped_total", "Jobs that became dead letters for another reason than a skip (evicted from a bounded mailbox, say)."),
 				pool("workers_replaced_total", "Workers whose goroutine a runtime.Goexit (a job's, say) ended, each taken on at once by a new goroutine."),
+				pool("size_grown_total", "Times a pool WithAdaptiveSize grew: run time at its no-load level, the pool busy."),
+				pool("size_shrunk_total", "Times a pool WithAdaptiveSize shrank: run time above its no-load level, or a growth that did not raise throughput undone."),
+				pool("size_backed_off_total", "Times a pool WithAdaptiveSize backed off: more than 1 job in 10 of a window failed."),
 			},
 			gauges: [4]*prometheus.Desc{
 				pool("queued_jobs", "Jobs waiting to be dispatched: the pool's backlog."),
@@ -84,6 +87,7 @@ func New(opts ...Option) *Collector {
 				nil,
 				actor("dead_letters_total", "Messages that became dead letters, a Tell refused after the end included."),
 				actor("goroutines_replaced_total", "Actors whose goroutine a runtime.Goexit (in the handler, say) ended, each taken on at once by a new goroutine."),
+				nil, nil, nil,
 			},
 			gauges: [4]*prometheus.Desc{
 				actor("mailbox_depth", "Messages waiting in the mailboxes, not counting those being handled."),

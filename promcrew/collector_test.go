@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -267,7 +268,7 @@ func TestTheMetricsPassPromlint(t *testing.T) {
 	problems, err := testutil.CollectAndLint(c)
 	require.NoError(t, err)
 	assert.Empty(t, problems)
-	assert.Equal(t, 14+9, testutil.CollectAndCount(c), "a series per family: a live pool's 14, its tenant's included, and a live actor's 9")
+	assert.Equal(t, 17+9, testutil.CollectAndCount(c), "a series per family: a live pool's 17, its tenant's included, and a live actor's 9")
 }
 
 func TestTheOptionsNameLabelAndBucketTheSeries(t *testing.T) {
@@ -369,4 +370,28 @@ func TestTheHistogramsBucketEachJobByItsDuration(t *testing.T) {
 func TestWithBucketsThatDoNotIncreasePanics(t *testing.T) {
 	assert.PanicsWithValue(t, "promcrew: WithBuckets: the upper bounds must increase", func() { promcrew.WithBuckets(1, 1) })
 	assert.PanicsWithValue(t, "promcrew: WithBuckets: the upper bounds must increase", func() { promcrew.WithBuckets(2, 1) })
+}
+
+// A pool WithAdaptiveSize counts its changes of size, by why, in counters
+// of their own; its size is the workers gauge.
+func TestTheChangesOfAnAdaptivePoolsSizeAreCounted(t *testing.T) {
+	c := promcrew.New()
+	r := c.Track(crew.Source{Kind: crew.SourcePool, Name: "sized"})
+	r.Add(crew.EventGrown, 1)
+	r.Add(crew.EventShrunk, 2)
+	r.Add(crew.EventBackedOff, 3)
+	r.Close()
+	want := `
+# HELP crew_pool_size_backed_off_total Times a pool WithAdaptiveSize backed off: more than 1 job in 10 of a window failed.
+# TYPE crew_pool_size_backed_off_total counter
+crew_pool_size_backed_off_total{pool="sized"} 3
+# HELP crew_pool_size_grown_total Times a pool WithAdaptiveSize grew: run time at its no-load level, the pool busy.
+# TYPE crew_pool_size_grown_total counter
+crew_pool_size_grown_total{pool="sized"} 1
+# HELP crew_pool_size_shrunk_total Times a pool WithAdaptiveSize shrank: run time above its no-load level, or a growth that did not raise throughput undone.
+# TYPE crew_pool_size_shrunk_total counter
+crew_pool_size_shrunk_total{pool="sized"} 2
+`
+	assert.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want),
+		"crew_pool_size_grown_total", "crew_pool_size_shrunk_total", "crew_pool_size_backed_off_total"))
 }

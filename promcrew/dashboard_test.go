@@ -107,7 +107,8 @@ func TestTheDashboardQueriesOnlyExportedMetrics(t *testing.T) {
 	for _, f := range fams { // every family is on the dashboard, or on purpose not
 		name := f.GetName()
 		onPurpose := map[string]bool{"crew_actor_messages_panicked_total": true, "crew_actor_busy": true, "crew_actor_live": true,
-			"crew_pool_workers_replaced_total": true, "crew_actor_goroutines_replaced_total": true} // rare: for alerts, not a panel
+			"crew_pool_workers_replaced_total": true, "crew_actor_goroutines_replaced_total": true, // rare: for alerts, not a panel
+			"crew_pool_size_grown_total": true, "crew_pool_size_shrunk_total": true, "crew_pool_size_backed_off_total": true} // the workers panel shows the size
 		assert.True(t, used[name] || used[name+"_bucket"] || used[name+"_sum"] || onPurpose[name], "%s is on no panel", name)
 	}
 }

@@ -26,6 +26,9 @@
 //	crew_pool_jobs_skipped_total         counter    jobs skipped: their pool's or batch's context was done
 //	crew_pool_jobs_dropped_total         counter    jobs that became dead letters for another reason than a skip
 //	crew_pool_workers_replaced_total     counter    workers whose goroutine a runtime.Goexit ended, taken on by a new one
+//	crew_pool_size_grown_total           counter    times a pool WithAdaptiveSize grew
+//	crew_pool_size_shrunk_total          counter    times it shrank: congestion, or a growth undone
+//	crew_pool_size_backed_off_total      counter    times it backed off: more than 1 job in 10 failed
 //	crew_pool_queued_jobs                gauge      jobs waiting to be dispatched (the backlog)
 //	crew_pool_running_jobs               gauge      jobs running
 //	crew_pool_workers                    gauge      live workers

@@ -39,7 +39,7 @@ type recorder struct {
 
 // Add counts n events of kind e (crew.Recorder).
 func (r *recorder) Add(e crew.Event, n int) {
-	if e >= crew.EventSubmitted && e <= crew.EventReplaced && n > 0 {
+	if e >= crew.EventSubmitted && e <= crew.EventBackedOff && n > 0 {
 		r.s.events[e-crew.EventSubmitted].Add(uint64(n))
 	}
 }
