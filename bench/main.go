@@ -16,7 +16,11 @@
 // and beside CPU-bound processes, and checks WithWeight's shares and what
 // fair sharing costs per job. Its ordered scenario consumes results in
 // input order through crew's MapSeq and Stream, conc's stream and a
-// hand-written ordered pipeline, against crew's unordered pool.
+// hand-written ordered pipeline, against crew's unordered pool. Its
+// adaptive scenario runs pools against a simulated downstream of hidden
+// capacity (sleeping calls that slow down above it): fixed sizes, crew's
+// WithAdaptiveSize, and Netflix's Gradient2, AIMD and Vegas, ported in
+// limiters.go, each resizing a crew pool.
 //
 // It writes a markdown report, which opens with a summary (the machine,
 // the mode, the targets met, whether the README's advice held), with PNG
@@ -30,10 +34,11 @@
 //	go -C bench run .
 //
 // (about five minutes on two cores: enough runs to judge the advice), with
-// -full for the reference run (about twenty-five minutes: nine of them
+// -full for the reference run (about twenty-eight minutes: nine of them
 // the tenants scenario's, four the streaming scenario's, four the ordered
-// scenario's and two and a half the scaling scenario's), or with -quick for a smoke
-// run of one to two minutes that judges nothing; -scenarios picks some.
+// scenario's, three the adaptive scenario's and two and a half the
+// scaling scenario's), or with -quick for a smoke run of one to two
+// minutes that judges nothing; -scenarios picks some.
 //
 // A relative -out is taken from the directory the command was run in, not
 // from bench/: that is $PWD when it is set and absolute (go -C changes the

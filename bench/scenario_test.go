@@ -38,7 +38,7 @@ func TestScenariosAreRegisteredOnceAndSizedByTheMode(t *testing.T) {
 		seen[s.name()] = true
 		assert.NotEmpty(t, s.title())
 	}
-	assert.Len(t, seen, 11)
+	assert.Len(t, seen, 12)
 	c := parseFlags([]string{"-quick", "-scenarios", "tenants,overhead"})
 	require.Len(t, c.scenarios, 2)
 	assert.Equal(t, "overhead", c.scenarios[0].name(), "the registry's order, whatever the flag's")
