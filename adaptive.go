@@ -16,54 +16,63 @@ import (
 // the size).
 //
 // It measures its jobs in windows: each job's run time apart from its
-// queue wait, the jobs ended per second, the jobs in flight over time,
-// and the failures (a job's error, panic or runtime.Goexit, a timeout
-// included, counts as a drop). A window lasts at least 16 ended jobs (as
-// many as there are workers, up to 256) and two no-load run times; after
-// a resize, the jobs that end within one median run time, which ran
-// mostly at the old size, are left out. After each window it decides, in
-// this order:
+// queue wait, the jobs that succeeded per second, the jobs in flight over
+// time, and the failures (a job's error, panic or runtime.Goexit, a
+// timeout included, counts as a drop). A window lasts at least 16 ended
+// jobs (as many as there are workers, up to 256), two no-load run times
+// and 1 ms; after a resize, the jobs that end within one median run time,
+// which ran mostly at the old size, are left out. After each window it
+// decides, in this order:
 //
 //   - More than 1 job in 10 failed: it backs off to 3/4 of its size.
 //   - The window's median run time is above the no-load run time by more
-//     than 5% and twice its standard error (from the spread of the
-//     window's run times): jobs queue at the downstream, which serves
-//     about in-flight × no-load / median jobs at once (Little's law). The
-//     pool shrinks to that.
+//     than 5% of it plus twice the median's standard error (from the
+//     spread of the window's run times; a window of fewer than 4
+//     successful jobs is never judged so): jobs queue at the downstream,
+//     which serves about in-flight × no-load / median jobs at once
+//     (Little's law). The pool shrinks to that, by one worker at least.
 //   - Its last growth, by a quarter of its size or more, did not raise the
-//     jobs ended per second by half as much: it undoes that growth and
-//     tries again after 4 windows.
+//     jobs that succeeded per second by half as much: it undoes that
+//     growth, and grows again only after 4 windows that were not
+//     congested.
 //   - The pool was busy (on average at least half its workers ran a job)
 //     and jobs wait for a worker as the window ends: it grows. It doubles
-//     until the first congestion (and after a back-off); then it goes
-//     half way to the size where it last found congestion, and past that
-//     by 1/16 of its size, twice as much after each growth in a row, up
-//     to a half, for the downstream's capacity has grown.
+//     at first, and again after a back-off, until the first congestion or
+//     undone growth; then it goes half way to the size where it last found
+//     congestion, and past that by 1/16 of its size, twice as much with
+//     each growth in a row, up to a half, for the downstream's capacity
+//     has grown.
 //   - Otherwise it keeps its size: a pool the application sends little
 //     work does not grow.
 //
-// The no-load run time is the lower quartile of the medians of the last 32
-// windows that were not congested, measured at no more than 9/10 of the
-// size where congestion was last found: the windows it judges congested
-// do not move it, so a long incident does not raise it until the pool
-// stops shrinking (the failure of limiters that track latency alone). It
-// rises only where the pool can do no less: after 3 congested windows in
-// a row at min workers, it is learned afresh. Failed jobs are left out of
-// the run times: a downstream that fails fast must not look fast.
+// The no-load run time is the lower quartile (the median, until there are
+// 8) of the medians of the last 32 windows that were not congested and
+// were measured at no more than 9/10 of the size where congestion was
+// last found. Congested windows do not move it, so a long incident does
+// not raise it until the pool stops shrinking (the failure of limiters
+// that track latency alone); it rises by more than the tolerance above
+// only where the pool can do no less: after 3 congested windows in a row
+// at min workers, it is learned afresh. Failed jobs are left out of the
+// run times: a downstream that fails fast must not look fast. A job's
+// run time includes the jobs it ran inline (see Pool.Submit), which a
+// full pool makes more of.
 //
 // Jobs that use the CPU alone want GOMAXPROCS workers and nothing more:
 // more workers only share the same CPUs, and their run time rises with
 // the pool's, which this option would read as congestion. Use it for jobs
 // that wait, of a millisecond or more: each job then pays two readings of
-// the clock and a lock of the controller's, about 125 ns on a 2-core
-// machine (BenchmarkPoolMetrics), and allocates nothing.
+// the clock and a lock of the controller's (about 125 ns a job on a
+// 2-core machine: BenchmarkPoolMetrics/1submitters/adaptive against
+// none), and allocates nothing.
 //
 // On an adaptive pool, Resize(n) sets the size to n, which must lie
 // between min and max (Resize panics otherwise), and the controller goes
-// on from there, measuring afresh: a new starting point, not a fixed
-// size. PoolStats.Adaptive reports the controller's state and why the
-// size last changed; WithMetrics counts each change (EventGrown,
-// EventShrunk, EventBackedOff), and its Workers gauge is the size.
+// on from there, with a new window and what it learned of the no-load
+// run time: a new starting point, not a fixed size; a decision it took
+// before the Resize is dropped. PoolStats.Adaptive reports the
+// controller's state and why the size last changed; WithMetrics counts
+// each change (EventGrown, EventShrunk, EventBackedOff), and its Workers
+// gauge is the size.
 //
 // It panics if min is less than 1, or max less than min or more than
 // 1<<24; the constructor panics if its workers are outside [min, max],
@@ -97,7 +106,7 @@ type SizeReason uint8
 
 const (
 	SizeSet       SizeReason = iota // the size NewPool or Resize gave it
-	SizeGrown                       // run time at its no-load level, the pool busy, and the last growth raised throughput
+	SizeGrown                       // run time at its no-load level, the pool busy, and jobs waiting for a worker
 	SizeShrunk                      // run time above its no-load level: jobs queue at the downstream
 	SizeUndone                      // its last growth did not raise throughput: undone
 	SizeBackedOff                   // more than 1 job in 10 of a window failed
@@ -118,6 +127,9 @@ func (r SizeReason) String() string {
 func checkAdaptive(fn string, workers int, o *options) {
 	if o.set&optAdaptive == 0 {
 		return
+	}
+	if o.pinned {
+		panic("crew: " + fn + ": WithAdaptiveSize resizes the pool, and a pool WithConsistentHash keeps its workers: its keys are pinned to them")
 	}
 	if workers < o.adaptMin || workers > o.adaptMax {
 		panic(fmt.Sprintf("crew: %s: WithAdaptiveSize(%d, %d) needs workers between them, got %d", fn, o.adaptMin, o.adaptMax, workers))

@@ -2,7 +2,12 @@ package crew_test
 
 import (
 	"context"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -53,11 +58,12 @@ func figuresOf(r simRun) simFigures {
 	f.p99, f.noLoadP99 = float64(p99)/1e6, float64(noLoad)/1e6
 	f.doubled = lat(r.reached(3*time.Second, 5*time.Second, 80))
 	f.halved = lat(r.reached(5*time.Second, 7*time.Second, 40))
-	// The window that ends as the demand falls measured the demand before
-	// (a window lasts 3 base latencies at this size): growth counts from 5
-	// base latencies in.
-	before := r.sizeAt(7*time.Second + 50*time.Millisecond)
-	for at := 7*time.Second + 50*time.Millisecond; at < 8*time.Second; at += simTick {
+	// As the demand falls, the pool still holds up to 3 jobs per worker
+	// (its bound), which take about 6 base latencies to drain, and the
+	// window that ends meanwhile measured the demand before: growth counts
+	// from 10 base latencies in.
+	before := r.sizeAt(7*time.Second + 100*time.Millisecond)
+	for at := 7*time.Second + 100*time.Millisecond; at < 8*time.Second; at += simTick {
 		f.idleGrew = max(f.idleGrew, r.sizeAt(at)-before)
 	}
 	before = r.sizeAt(9 * time.Second)
@@ -112,10 +118,13 @@ func TestAdaptiveSizeFindsTheCapacity(t *testing.T) {
 				doubled, halved, recovered = append(doubled, late(f.doubled)), append(halved, late(f.halved)), append(recovered, late(f.recovered))
 				idle, shrank = append(idle, float64(f.idleGrew)), append(shrank, float64(f.burstShrank))
 			}
+			t.Logf("worst seeds: reach %.0f, sd %.3f, in band %.2f, throughput %.3fx, p99 %.2fx, doubled %.0f, halved %.0f, recovered %.0f, idle growth %.0f",
+				slices.Max(reach), slices.Max(sd), slices.Min(in), slices.Min(thr), slices.Max(p99), slices.Max(doubled), slices.Max(halved), slices.Max(recovered), slices.Max(idle))
 			t.Logf("medians: reach %.0f base latencies, sd %.3f of c*, in band %.2f, throughput %.3fx the best fixed size, p99 %.2fx no load, doubled %.0f, halved %.0f, recovered %.0f, idle growth %.0f, burst shrink %.0f",
 				median(reach), median(sd), median(in), median(thr), median(p99), median(doubled), median(halved), median(recovered), median(idle), median(shrank))
 			assert.LessOrEqual(t, median(reach), 100.0, "base latencies from min to ±15%% of the capacity")
 			assert.LessOrEqual(t, median(sd), 0.10, "steady-state standard deviation, as a part of the capacity")
+			assert.GreaterOrEqual(t, median(in), 0.9, "the part of the steady state within ±15%% of the capacity")
 			assert.GreaterOrEqual(t, median(thr), 0.95, "throughput against the best fixed size")
 			assert.LessOrEqual(t, median(p99), 1.3, "p99 run time against the no-load p99")
 			assert.LessOrEqual(t, median(doubled), 100.0, "base latencies back to ±15%% after the capacity doubled")
@@ -141,7 +150,7 @@ func TestWithAdaptiveSizeRefusesWhatItCannotDo(t *testing.T) {
 	assert.PanicsWithValue(t, "crew: WithContext: WithAdaptiveSize(2, 4) needs workers between them, got 5", func() {
 		crew.WithContext(context.Background(), 5, crew.WithAdaptiveSize(2, 4))
 	})
-	assert.PanicsWithValue(t, "crew: WithAdaptiveSize resizes the pool, and a pool WithConsistentHash keeps its workers: its keys are pinned to them", func() {
+	assert.PanicsWithValue(t, "crew: NewPool: WithAdaptiveSize resizes the pool, and a pool WithConsistentHash keeps its workers: its keys are pinned to them", func() {
 		crew.NewPool(2, handle, crew.WithAdaptiveSize(1, 4), crew.WithConsistentHash(func(v int) int { return v }))
 	})
 	assert.PanicsWithValue(t, "crew: Map: WithAdaptiveSize (for NewPool, NewGroup and WithContext) does not apply", func() {
@@ -216,4 +225,94 @@ func TestAnAdaptivePoolDoesNotAllocatePerJob(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	assertSubmitsDoNotAllocate(t, crew.NewPool(2, func(context.Context, int) error { return nil }, crew.WithQueueSize(1), crew.WithAdaptiveSize(2, 2)))
+}
+
+// Once Wait began, the controller changes nothing and counts nothing: a
+// pool told to finish the jobs it holds keeps the workers it has.
+func TestAnAdaptivePoolWaitedForCountsNoResize(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := crew.NewGroup(1, crew.WithAdaptiveSize(1, 64), crew.WithQueueSize(4000))
+		ctx := context.Background()
+		for range 3000 {
+			assert.NoError(t, p.Submit(ctx, func(context.Context) error { time.Sleep(10 * time.Millisecond); return nil }))
+		}
+		assert.NoError(t, p.Wait())
+		s := p.Stats()
+		assert.Equal(t, crew.AdaptiveStats{Min: 1, Max: 64, Reason: crew.SizeSet, NoLoad: s.Adaptive.NoLoad,
+			Latency: s.Adaptive.Latency, Throughput: s.Adaptive.Throughput}, s.Adaptive, "no change counted")
+		assert.Equal(t, 1, s.Workers)
+	})
+}
+
+// goexitOnce is a Recorder whose first RunTime calls runtime.Goexit, and
+// whose Add of a change of size reads the pool's Stats: no lock of the
+// controller's is held as the Recorder runs.
+type goexitOnce struct {
+	mu     sync.Mutex
+	exited bool
+	pool   func() *crew.Pool[crew.Job]
+	sizes  int
+}
+
+func (g *goexitOnce) Track(crew.Source) crew.Recorder { return g }
+func (g *goexitOnce) Add(e crew.Event, _ int) {
+	if e == crew.EventGrown || e == crew.EventShrunk || e == crew.EventBackedOff {
+		_ = g.pool().Stats()
+		g.mu.Lock()
+		g.sizes++
+		g.mu.Unlock()
+	}
+}
+func (g *goexitOnce) Observe(t crew.Timing, _ time.Duration, _ string) {
+	g.mu.Lock()
+	first := t == crew.RunTime && !g.exited
+	g.exited = g.exited || first
+	g.mu.Unlock()
+	if first {
+		runtime.Goexit()
+	}
+}
+func (g *goexitOnce) Close() {}
+
+func TestAnAdaptivePoolsRecorderRunsOutsideItsLockAndMayGoexit(t *testing.T) {
+	rec := &goexitOnce{}
+	var pool *crew.Pool[crew.Job]
+	rec.pool = func() *crew.Pool[crew.Job] { return pool }
+	synctest.Test(t, func(t *testing.T) {
+		pool = crew.NewGroup(1, crew.WithAdaptiveSize(1, 64), crew.WithMetrics(rec))
+		ctx, stop := context.WithTimeout(context.Background(), time.Second)
+		defer stop()
+		var wg sync.WaitGroup
+		for range 40 { // a closed loop, until the second ends
+			wg.Go(func() {
+				done := make(chan struct{}, 1)
+				job := func(context.Context) error { time.Sleep(10 * time.Millisecond); done <- struct{}{}; return nil }
+				for pool.Submit(ctx, job) == nil {
+					<-done
+				}
+			})
+		}
+		wg.Wait()
+		assert.ErrorIs(t, pool.Wait(), crew.ErrGoexit, "the Goexit fails the job it ended")
+		s := pool.Stats()
+		assert.Greater(t, s.Workers, 1, "it grew")
+		assert.Equal(t, int(s.Adaptive.Grown+s.Adaptive.Shrunk+s.Adaptive.BackedOff), rec.sizes, "each change reported")
+		assert.Zero(t, crew.AdaptiveRunning(pool), "every job counted out, the one whose Recorder called Goexit too")
+	})
+}
+
+// Jobs that take no time on the bubble's clock close no window: the
+// controller reports nothing that is not a number.
+func TestAnAdaptivePoolOfJobsThatTakeNoTimeStaysFinite(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		p := crew.NewGroup(2, crew.WithAdaptiveSize(1, 8))
+		ctx := context.Background()
+		for range 5000 {
+			assert.NoError(t, p.Submit(ctx, func(context.Context) error { return nil }))
+		}
+		assert.NoError(t, p.Wait())
+		a := p.Stats().Adaptive
+		assert.False(t, math.IsInf(a.Throughput, 0) || math.IsNaN(a.Throughput), "throughput %v", a.Throughput)
+		assert.Equal(t, crew.SizeSet, a.Reason)
+	})
 }

@@ -130,3 +130,7 @@ func RouterKeySlots[T any](r *Router[T], msg T) int {
 func HoldStreamDeliverers(s *Stream, claiming, halting func()) {
 	s.hooks = &streamHooks{claiming: claiming, halting: halting}
 }
+
+// AdaptiveRunning reports the jobs p's controller (WithAdaptiveSize) counts
+// in flight: 0 once every job ended.
+func AdaptiveRunning[T any](p *Pool[T]) int64 { return p.adapt.running.Load() }

@@ -44,7 +44,7 @@ func WithKey[T any, K comparable](key func(T) K) Option {
 	}
 	return func(o *options) {
 		o.set |= optKey
-		o.keyed = func() any { return keys.NewIndex(key) }
+		o.keyed, o.pinned = func() any { return keys.NewIndex(key) }, false
 	}
 }
 
@@ -69,7 +69,7 @@ func WithConsistentHash[T any, K comparable](key func(T) K) Option {
 	}
 	return func(o *options) {
 		o.set |= optKey
-		o.keyed = func() any { return keys.NewPin(key) }
+		o.keyed, o.pinned = func() any { return keys.NewPin(key) }, true
 	}
 }
 

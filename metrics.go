@@ -142,7 +142,7 @@ const (
 	EventSkipped                    // a pool's job skipped: its pool's or batch's context was done when it would have been dispatched (PoolStats.Canceled counts the same jobs)
 	EventDropped                    // a pool's job or an actor's message that became a dead letter for another reason than a skip
 	EventReplaced                   // a pool's worker or an actor whose goroutine a runtime.Goexit ended, and a new goroutine took on
-	EventGrown                      // a pool WithAdaptiveSize grew: run time at its no-load level, the pool busy, its last growth paid
+	EventGrown                      // a pool WithAdaptiveSize grew: run time at its no-load level, the pool busy, jobs waiting
 	EventShrunk                     // a pool WithAdaptiveSize shrank: run time above its no-load level, or a growth that did not raise throughput undone
 	EventBackedOff                  // a pool WithAdaptiveSize backed off: more than 1 job in 10 of a window failed
 )

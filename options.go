@@ -99,6 +99,7 @@ type options struct {
 
 	// pools only
 	keyed         func() any // makes a keys.Index[T] or a keys.Pin[T] (WithKey, WithConsistentHash)
+	pinned        bool       // keyed makes a keys.Pin[T]: WithConsistentHash
 	queueSize     int        // WithQueueSize, if set (optQueueSize): 0 is a bound too
 	parent        context.Context
 	cancelOnError bool

@@ -70,15 +70,13 @@ func (w *worker[T]) clockIn(g *sched.Grant[T, *owner[T]]) {
 	p.rec.Observe(QueueWait, time.Duration(max(w.began-g.At(), 0)), "")
 }
 
-// ended reports the run time of g's job, which started at w.began, and
-// its end, and keeps the reading of the clock for its share (w.ran) and
-// for the scheduler (w.now), which dates the next job's start with it,
-// and lets blocked Submits in at it, as it counts the job out. It runs
-// also once the job called runtime.Goexit.
+// ended reports the run time of g's job (w.ran, which measured takes from
+// its reading of the clock as the job ended, w.now, and keeps for its
+// share and for the scheduler, which dates the next job's start with it,
+// and lets blocked Submits in at it, as it counts the job out), and its
+// end. It runs also once the job called runtime.Goexit.
 func (w *worker[T]) ended(g *sched.Grant[T, *owner[T]]) {
 	p := w.pool
-	w.now = p.clock()
-	w.ran = w.now - w.began
 	p.rec.Observe(RunTime, time.Duration(w.ran), g.Owner().tenant)
 	p.rec.Add(EventCompleted, 1)
 }

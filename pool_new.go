@@ -115,9 +115,6 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	}
 	if o.keyed != nil {
 		c.Keys, c.Pin = keyedFor[T](o, "pool", "jobs")
-		if c.Pin != nil && o.set&optAdaptive != 0 {
-			panic("crew: WithAdaptiveSize resizes the pool, and a pool WithConsistentHash keeps its workers: its keys are pinned to them")
-		}
 	}
 	if o.newMailbox != nil {
 		f, ok := o.newMailbox.(func() Mailbox[T])
@@ -161,9 +158,6 @@ func newPool[T any](n int, handle func(context.Context, T) error, o *options) *P
 	}
 	if o.set&optAdaptive != 0 {
 		p.adapt = newSizer(o.adaptMin, o.adaptMax, n, p.resizeBy, p.waiting)
-		if p.rec != nil {
-			p.adapt.report = func(e Event) { p.rec.Add(e, 1) }
-		}
 	}
 	p.clocked = p.rec != nil || p.adapt != nil
 	c.Name = p.name

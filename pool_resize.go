@@ -27,34 +27,36 @@ func (p *Pool[T]) Resize(n int) {
 	}
 	p.resizing.Lock() // only Resize changes the workers
 	defer p.resizing.Unlock()
-	p.apply(n)
-	if a != nil {
+	if p.apply(n) && a != nil {
 		a.set(n, p.clock())
 	}
 }
 
 // resizeBy resizes p to n workers for its controller (WithAdaptiveSize),
-// on a worker's goroutine, and reports true; unless a Resize, or Wait,
-// holds the workers: then it does nothing and reports false, rather than
-// wait for Wait, which waits for the worker.
-func (p *Pool[T]) resizeBy(n int) bool {
+// on a worker's goroutine, if the controller's decision still stands
+// (current: no Resize came since it was taken), and reports whether the
+// workers changed. It does nothing if a Resize, or Wait, holds the
+// workers, rather than wait for Wait, which waits for the worker.
+func (p *Pool[T]) resizeBy(n int, current func() bool) bool {
 	if !p.resizing.TryLock() {
 		return false
 	}
 	defer p.resizing.Unlock()
-	p.apply(n)
-	return true
+	return current() && p.apply(n)
 }
 
-// apply makes p's workers n, with p.resizing held.
-func (p *Pool[T]) apply(n int) {
+// apply makes p's workers n, with p.resizing held, and reports whether p
+// has n workers now: not once Wait or Shutdown began.
+func (p *Pool[T]) apply(n int) bool {
 	var now int64
 	if p.rec != nil {
 		now = p.clock()
 	}
-	for _, r := range p.s.Resize(n, now) {
+	made, resized := p.s.Resize(n, now)
+	for _, r := range made {
 		newWorker(p, r).start()
 	}
+	return resized
 }
 
 // waiting reports whether jobs wait for a worker, in the backlog or in

@@ -184,13 +184,18 @@ func (w *worker[T]) measured() {
 	}
 	w.unmeasured = false // before the Recorder, which might call runtime.Goexit
 	p := w.pool
-	if p.rec != nil {
-		w.ended(w.g)
-	} else {
-		w.ran = p.clock() - w.began
-	}
+	end := p.clock()
+	w.ran = end - w.began
+	var e Event
 	if p.adapt != nil {
-		p.adapt.observe(w.ran, w.began+w.ran, w.dropped)
+		e = p.adapt.observe(w.ran, end, w.dropped) // before the Recorder too
+	}
+	if p.rec != nil {
+		if e != 0 {
+			defer p.rec.Add(e, 1) // also if the Recorder calls runtime.Goexit below
+		}
+		w.now = end
+		w.ended(w.g)
 	}
 }
 

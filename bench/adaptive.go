@@ -88,19 +88,21 @@ func (a *adaptiveScenario) contenders() []adaptiveContender {
 const adaptiveCrewName = "crew WithAdaptiveSize"
 
 // limitedBy returns the wrapper that feeds l each job's run time, the
-// jobs in flight as it ended and its failure, and resizes p to the limit
-// l returns, as the limiter's own executor would cap its concurrency.
+// jobs in flight as it started (itself included: what Netflix's
+// AbstractLimiter passes, taken as the request acquires its slot) and its
+// failure, and resizes p to the limit l returns, as the limiter's own
+// executor would cap its concurrency.
 func limitedBy(p *crew.Pool[crew.Job], l limiter) func(crew.Job) crew.Job {
 	var mu sync.Mutex
 	var inFlight atomic.Int64
 	size := 1
 	return func(call crew.Job) crew.Job {
 		return func(ctx context.Context) error {
-			inFlight.Add(1)
+			n := int(inFlight.Add(1))
 			start := time.Now()
 			err := call(ctx)
 			ran := time.Since(start)
-			n := int(inFlight.Add(-1)) + 1
+			inFlight.Add(-1)
 			mu.Lock()
 			if limit := l.sample(ran, n, err != nil); limit != size {
 				size = limit
@@ -144,12 +146,27 @@ func (a *adaptiveScenario) run(progress func(string)) {
 		last := rs[len(rs)-1]
 		a.results = append(a.results, adaptiveResult{name: name,
 			offBy:     medianOf(rs, func(r adaptiveResult) float64 { return r.offBy }),
-			reach:     time.Duration(medianOf(rs, func(r adaptiveResult) float64 { return float64(r.reach) })),
+			reach:     a.medianReach(rs),
 			thr:       medianOf(rs, func(r adaptiveResult) float64 { return r.thr }),
 			p99:       time.Duration(medianOf(rs, func(r adaptiveResult) float64 { return float64(r.p99) })),
 			noLoadP99: time.Duration(medianOf(rs, func(r adaptiveResult) float64 { return float64(r.noLoadP99) })),
 			sizes:     last.sizes, p99s: last.p99s})
 	}
+}
+
+// medianReach returns the median of the runs' reach, a run that never
+// reached the band counting as the slowest; -1 if the median run never did.
+func (a *adaptiveScenario) medianReach(rs []adaptiveResult) time.Duration {
+	m := medianOf(rs, func(r adaptiveResult) float64 {
+		if r.reach < 0 {
+			return math.Inf(1)
+		}
+		return float64(r.reach)
+	})
+	if math.IsInf(m, 1) {
+		return -1
+	}
+	return time.Duration(m)
 }
 
 // measure runs c's pool against the downstream for one span.

@@ -70,3 +70,17 @@ func TestTheAdaptiveChartIsAPNG(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, bytes.HasPrefix(b, []byte("\x89PNG")))
 }
+
+// A run that never reached the band is the slowest, not the fastest.
+func TestTheMedianReachCountsNeverAsTheSlowest(t *testing.T) {
+	a := &adaptiveScenario{span: time.Second}
+	runs := func(xs ...time.Duration) []adaptiveResult {
+		var rs []adaptiveResult
+		for _, x := range xs {
+			rs = append(rs, adaptiveResult{reach: x})
+		}
+		return rs
+	}
+	assert.Equal(t, 900*time.Millisecond, a.medianReach(runs(-1, 200*time.Millisecond, 900*time.Millisecond)))
+	assert.Equal(t, time.Duration(-1), a.medianReach(runs(-1, -1, 900*time.Millisecond)))
+}

@@ -40,7 +40,7 @@ type limiter interface {
 	// params states the parameters used (the published defaults), for the report, in one short line.
 	params() string
 	// sample reports one job that ended: its run time (rtt), the jobs in flight
-	// when it ended (itself included), and whether it was dropped (its error or a
+	// when it started (itself included), and whether it was dropped (its error or a
 	// timeout). It returns the limit after the sample, between the min and max given to the constructor.
 	sample(rtt time.Duration, inflight int, dropped bool) int
 }

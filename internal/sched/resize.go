@@ -8,16 +8,18 @@ import "math"
 // each takes jobs once it first calls Next. Shrinking retires the last
 // workers: an idle one exits as its Next returns, a busy one once it has
 // run the jobs it holds. The pool's workers are then the first n of
-// those it had (all of them, if it grew), followed by made. Resize changes
-// nothing once Shut began or if the pool has n workers already. now is
+// those it had (all of them, if it grew), followed by made. Resize
+// reports whether the pool has n workers now: it changes nothing, and
+// reports false, once Shut began; it changes nothing, and reports true,
+// if the pool has n workers already. now is
 // the pool's clock (WithMetrics), or 0. The pool calls Resize from one
 // goroutine at a time: only Resize changes the workers.
-func (s *Scheduler[T, B]) Resize(n int, now int64) (made []*Worker[T, B]) {
+func (s *Scheduler[T, B]) Resize(n int, now int64) (made []*Worker[T, B], resized bool) {
 	s.mu.Lock()
 	closed, workers := s.drained != nil, s.workers
 	s.mu.Unlock()
 	if closed || n == len(workers) {
-		return nil
+		return nil, !closed
 	}
 	// What grows is made before the lock is taken: the new workers, the
 	// slices that hold them.
@@ -36,7 +38,7 @@ func (s *Scheduler[T, B]) Resize(n int, now int64) (made []*Worker[T, B]) {
 	s.mu.Lock()
 	if s.drained != nil { // Shut began meanwhile: the workers stay as they are
 		s.mu.Unlock()
-		return nil
+		return nil, false
 	}
 	if n > len(workers) {
 		s.idle.grow(room)
@@ -64,7 +66,7 @@ func (s *Scheduler[T, B]) Resize(n int, now int64) (made []*Worker[T, B]) {
 	for _, w := range retired {
 		close(w.wake)
 	}
-	return made
+	return made, true
 }
 
 // bound returns the pool's bound for n workers of perWorker jobs each: 0

@@ -323,8 +323,8 @@ func TestResizeGrowsAndRetires(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := newTest(1, 1)
 		first := s.Workers()[0]
-		made := s.Resize(3, 0)
-		if ws := s.Workers(); len(made) != 2 || len(ws) != 3 || ws[0] != first || ws[1] != made[0] {
+		made, resized := s.Resize(3, 0)
+		if ws := s.Workers(); !resized || len(made) != 2 || len(ws) != 3 || ws[0] != first || ws[1] != made[0] {
 			t.Fatalf("Resize(3) made %d, workers %d; want the one kept, then 2 made", len(made), len(ws))
 		}
 		// The bound follows the workers: 3 jobs now.
@@ -343,8 +343,11 @@ func TestResizeGrowsAndRetires(t *testing.T) {
 		if n := s.Idle(); n != 3 {
 			t.Fatalf("idle = %d, want 3", n)
 		}
-		if made := s.Resize(1, 0); len(made) != 0 || len(s.Workers()) != 1 {
+		if made, resized := s.Resize(1, 0); !resized || len(made) != 0 || len(s.Workers()) != 1 {
 			t.Fatal("Resize(1) did not leave one worker")
+		}
+		if made, resized := s.Resize(1, 0); !resized || len(made) != 0 {
+			t.Fatal("Resize(1) of one worker made one, or did not say it has one")
 		}
 		for i := 1; i < 3; i++ {
 			for range outs[i] { // a retired worker's Next returns false: run closes its channel
@@ -357,8 +360,8 @@ func TestResizeGrowsAndRetires(t *testing.T) {
 			t.Fatalf("counts = %+v, want 3 completed, 1 live", c)
 		}
 		s.Shut(errors.New("closed"))
-		if made := s.Resize(2, 0); len(made) != 0 || len(s.Workers()) != 1 {
-			t.Fatal("Resize after Shut changed the workers")
+		if made, resized := s.Resize(2, 0); resized || len(made) != 0 || len(s.Workers()) != 1 {
+			t.Fatal("Resize after Shut changed the workers, or said so")
 		}
 		s.Dismiss()
 		for range outs[0] {
