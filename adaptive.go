@@ -61,9 +61,9 @@ import (
 // more workers only share the same CPUs, and their run time rises with
 // the pool's, which this option would read as congestion. Use it for jobs
 // that wait, of a millisecond or more: each job then pays two readings of
-// the clock and a lock of the controller's (about 125 ns a job on a
+// the clock and a lock of the controller's (100 to 150 ns a job on a
 // 2-core machine: BenchmarkPoolMetrics/1submitters/adaptive against
-// none), and allocates nothing.
+// none, in bench/results/adaptive.txt), and allocates nothing.
 //
 // On an adaptive pool, Resize(n) sets the size to n, which must lie
 // between min and max (Resize panics otherwise), and the controller goes
