@@ -83,35 +83,36 @@
 // # Choosing a mailbox
 //
 //	type             bound  order                   cost        use it for
-//	Unbounded        no     FIFO                    0.25x       the default: one producer or a few, shallow or deep
-//	Segmented        no     FIFO                    0.40x       fan-in (many producers: they take no lock), deep or bursty queues, large messages
-//	Bounded          yes    FIFO                    0.53x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
-//	Chan             yes    FIFO                    1.78x       a plain buffered channel behind the interface; a baseline
-//	Fair             no     round robin per key,    1.54x       many senders (tenants, sessions) sharing one consumer
+//	Unbounded        no     FIFO                    0.26x       the default: one producer or a few, shallow or deep
+//	Segmented        no     FIFO                    0.47x       fan-in (many producers: they take no lock), deep or bursty queues, large messages
+//	Bounded          yes    FIFO                    0.57x       a hard memory limit: Fail, DropNewest, DropOldest or Backpressure
+//	Chan             yes    FIFO                    1.49x       a plain buffered channel behind the interface; a baseline
+//	Fair             no     round robin per key,    1.48x       many senders (tenants, sessions) sharing one consumer
 //	                        FIFO within a key
-//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (5.2x)
-//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (5.5x)
+//	Priority         opt.   by less; ties any       O(log n)    urgent messages first (4.3x)
+//	StablePriority   opt.   by less; ties FIFO      O(log n)    urgent first, arrival order among equals (5.2x)
 //
 // The cost is the time of one message from a producer goroutine to a
 // consumer goroutine that is woken through a channel when it finds the
 // mailbox empty, as an actor is, over the time of one message through a
 // buffered channel of 1024 (see Costs), with one producer. Under fan-in,
-// four and eight producers, Segmented takes 0.63x and 0.37x, Unbounded
-// 0.68x and 0.51x, and Bounded 0.73x and 0.60x; beside one CPU-bound
-// process per CPU, Segmented 0.46x and 0.51x and Unbounded 0.61x and
-// 0.64x. For fan-in choose Segmented: an Enqueue takes a ticket with one
+// four and eight producers, Segmented takes 0.44x and 0.48x, Unbounded
+// 0.46x and 0.54x, and Bounded 0.80x and 0.60x; beside one CPU-bound
+// process per CPU, Segmented 0.97x and 1.19x and Unbounded 1.06x and
+// 0.90x. For fan-in choose Segmented: an Enqueue takes a ticket with one
 // atomic increment and never waits for another producer, where
 // Unbounded's and Bounded's producers share a lock. Its gain is a
-// median, not a promise: with four producers it cost less than Unbounded
-// in every run of the reference report, but with eight on two CPUs the
-// runs disagreed (0.60x to 1.04x Unbounded's time, run by run), and
-// beside CPU-bound processes the two trade places. Bounded costs more
-// than Unbounded with one producer in every run; with four the runs
-// disagree. An actor told from many goroutines gains less from Segmented
-// than its mailbox alone, at times nothing or less: its wake-ups and its
-// handler cost as much (see Costs). Beside CPU-bound processes, with more
-// processors than CPUs, Unbounded with one producer has cost as much as a
-// buffered channel in some runs. The benchmark
+// median, not a promise: with four and with eight producers on two CPUs
+// the runs of the reference report disagreed (0.66x to 1.12x and 0.60x
+// to 1.54x Unbounded's time, run by run), and beside CPU-bound processes
+// the two trade places. Bounded costs more than Unbounded with one
+// producer and with four, in every run. An actor told from many
+// goroutines gains less from Segmented than its mailbox alone, at times
+// nothing or less (in the reference run it cost more than on Unbounded
+// with four and eight producers): its wake-ups and its handler cost as
+// much (see Costs). Beside CPU-bound processes, with more processors
+// than CPUs, Unbounded with one producer has cost as much as a buffered
+// channel in some runs. The benchmark
 // program's report checks each of this advice on the machine it runs on,
 // in its section "The README's advice on this machine" (rows "fan-in",
 // "default mailbox" and "bounded"): go -C bench run . -scenarios
@@ -157,7 +158,7 @@
 // (only while the actor is idle, on an Unbounded, Segmented or Bounded
 // mailbox), as do Stop and the end of its context (through
 // context.AfterFunc): no pump goroutine and no allocation per message; an
-// idle actor costs its goroutine and 432 bytes (see Costs). Forward feeds
+// idle actor costs its goroutine and 431 bytes (see Costs). Forward feeds
 // an actor, or a router, from a channel the caller already has.
 //
 // A panic in a handler is recovered with its stack and reported, with the
@@ -316,9 +317,9 @@
 // quiet shares together stays bounded, so a backlogged share keeps its part
 // over time. It pays on a backlog that holds a burst, for any jobs, and on
 // the default bound for jobs that wait (I/O, calls) while the CPUs have
-// room; where every job also waits for a CPU (jobs that compute, a machine
-// busy with other work) the default bound gains nothing from it (the
-// benchmark report's advice "fair share" checks this on your machine).
+// room; where every job also waits for a CPU (jobs that compute) the
+// default bound gains little from it (the benchmark report's advice
+// "fair share" checks this on your machine).
 // Without WithFairShare, WithTenant only labels the metrics.
 // WithErrorHandler reports a long-lived pool's failures as they happen, not
 // only at its Wait; WithoutPanicRecovery lets a job's panic crash the
@@ -444,5 +445,5 @@
 // context), and checks crew's performance targets. They are a 2-core virtual
 // machine's, as ratios; go -C bench run . measures yours. A job through a
 // pool or a batch, and a message told to an actor, allocate nothing; an idle
-// actor adds 432 bytes to its goroutine.
+// actor adds 431 bytes to its goroutine.
 package crew
