@@ -27,7 +27,9 @@ type Job = func(context.Context) error
 // WithConsistentHash, WithParent, WithCancelOnError, WithAllErrors,
 // WithDeadLetters, WithFairShare (batches share the workers by run time),
 // WithErrorHandler (each job's error as it happens), WithMetrics (counts,
-// queue waits and run times as they happen) and WithoutPanicRecovery.
+// queue waits and run times as they happen), WithAdaptiveSize (a size
+// found between two bounds from the jobs' run times; workers is where it
+// starts) and WithoutPanicRecovery.
 // NewPool panics if workers is not between 1 and 1<<24, handle is nil, or
 // an option does not apply to a pool; it checks everything before it
 // starts anything.
