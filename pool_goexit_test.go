@@ -453,3 +453,48 @@ func TestAnActorsDoneClosesWhenItsDeadLetterSinkCallsGoexit(t *testing.T) {
 		assert.True(t, a.Stopped())
 	})
 }
+
+// gatedReplaced is a Recorder whose count of a replaced goroutine waits
+// for gate.
+type gatedReplaced struct {
+	metered
+	gate chan struct{}
+}
+
+func (g *gatedReplaced) Track(s crew.Source) crew.Recorder {
+	return &gatedSource{Recorder: g.metered.Track(s), gate: g.gate}
+}
+
+type gatedSource struct {
+	crew.Recorder
+	gate chan struct{}
+}
+
+func (g *gatedSource) Add(e crew.Event, n int) {
+	if e == crew.EventReplaced {
+		<-g.gate
+	}
+	g.Recorder.Add(e, n)
+}
+
+// An actor whose goroutine a runtime.Goexit ended counts the replacement
+// before the new goroutine starts: Done, which that goroutine closes,
+// never closes before the count.
+func TestAnActorCountsItsReplacedGoroutineBeforeDoneCloses(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		m := &gatedReplaced{gate: make(chan struct{})}
+		a := crew.Spawn(context.Background(), func(context.Context, int) error { runtime.Goexit(); return nil }, crew.WithMetrics(m))
+		require.NoError(t, a.Tell(context.Background(), 1))
+		synctest.Wait() // the goroutine the Goexit ends waits to count its replacement
+		a.Stop()
+		synctest.Wait()
+		select {
+		case <-a.Done():
+			t.Fatal("Done closed before the replaced goroutine was counted")
+		default:
+		}
+		close(m.gate)
+		<-a.Done()
+		assert.Equal(t, 1, m.only(t).count(crew.EventReplaced))
+	})
+}

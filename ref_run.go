@@ -36,11 +36,13 @@ func (r *Ref[T]) run(ctx context.Context) {
 // failure of the handler reached (then that failure is reported already);
 // and starts a goroutine that goes on with the next message, even if the
 // error handler calls runtime.Goexit again. The message in hand counts as
-// handled.
+// handled. The replacement is counted before the new goroutine starts, so
+// that every count of this goroutine's happens before Done closes (the new
+// goroutine closes it, once the actor stops).
 func (r *Ref[T]) exited(ctx context.Context) {
 	defer func() {
 		r.reporting = false
-		go r.run(ctx)
+		defer func() { go r.run(ctx) }() // also if the Recorder calls runtime.Goexit
 		if r.rec != nil {
 			r.rec.Add(EventReplaced, 1)
 		}
