@@ -17,8 +17,10 @@ type Delivery struct {
 	// Attempt > 1 and look for what an earlier attempt did.
 	Attempt int
 	// ID is the message ID Tell gave the job (the Nats-Msg-Id header,
-	// which the stream deduplicates by): the same on every delivery of
-	// the job. It is "" for a message published without one.
+	// which the stream deduplicates by; its UniqueKey if it had one): the
+	// same on every delivery of the job, and on a delayed job and a
+	// replayed dead letter, which natsqueue tells again with a header of
+	// its own. It is "" for a message published without one.
 	ID string
 	// Sequence is the job's sequence number in the stream: unique, and
 	// the same on every delivery.
@@ -42,7 +44,7 @@ func DeliveryFrom(ctx context.Context) (Delivery, bool) {
 func withDelivery(ctx context.Context, m jetstream.Msg, md *jetstream.MsgMetadata) context.Context {
 	return context.WithValue(ctx, deliveryKey{}, Delivery{
 		Attempt:   int(md.NumDelivered),
-		ID:        m.Headers().Get(jetstream.MsgIDHeader),
+		ID:        jobID(m.Headers()),
 		Sequence:  md.Sequence.Stream,
 		Published: md.Timestamp,
 	})

@@ -18,6 +18,14 @@ var (
 	// failed on its last allowed delivery, or was delivered more times than
 	// allowed; it wraps the last error when there is one.
 	ErrTooManyDeliveries = errors.New("natsqueue: too many deliveries")
+	// ErrDuplicate is returned by TellWith when the job's UniqueKey was
+	// told already within the stream's duplicate window: the job is not
+	// stored again.
+	ErrDuplicate = errors.New("natsqueue: duplicate job")
+	// ErrNoDeadLetter is returned by the DeadLetters methods that take a
+	// sequence number that no dead letter has (never, or no longer: it
+	// was replayed or purged).
+	ErrNoDeadLetter = errors.New("natsqueue: no such dead letter")
 )
 
 // Permanent marks err as a failure that retrying cannot fix: Serve ends the

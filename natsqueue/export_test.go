@@ -8,10 +8,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// PublishFunc is the signature of JetStream's Publish.
-type PublishFunc = func(ctx context.Context, subject string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
+// PublishFunc is the signature of JetStream's PublishMsg.
+type PublishFunc = publishFunc
 
-// WrapPublish replaces the publish of q's Tell with wrap(the current one).
+// WrapPublish replaces the publish of q's Tell, and of the dead letters
+// and relays of its Serves, with wrap(the current one).
 func WrapPublish[T any](q *Queue[T], wrap func(PublishFunc) PublishFunc) {
 	q.publish = wrap(q.publish)
 }

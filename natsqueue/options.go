@@ -54,6 +54,7 @@ const (
 	optPrefetch
 	optReplicas
 	optMetrics
+	optDuplicates
 )
 
 var optNames = [...]string{
@@ -66,10 +67,11 @@ var optNames = [...]string{
 	"WithPrefetch (for Serve)",
 	"WithReplicas (for Open)",
 	"WithMetrics (for Serve)",
+	"WithDuplicateWindow (for Open)",
 }
 
 const (
-	openOpts  = optAckWait | optCodec | optDepthTTL | optReplicas
+	openOpts  = optAckWait | optCodec | optDepthTTL | optReplicas | optDuplicates
 	serveOpts = optBackoff | optMaxDeliveries | optDeadLetters | optPrefetch | optMetrics
 )
 
@@ -84,6 +86,7 @@ type options struct {
 	prefetch      int // -1: one per worker
 	replicas      int // 0: not given
 	metrics       Metrics
+	duplicates    time.Duration // 0: not given
 }
 
 // collect applies opts over the defaults and panics if one does not apply
@@ -142,6 +145,21 @@ func WithReplicas(n int) Option {
 		panic(fmt.Sprintf("natsqueue: WithReplicas: n must be between 1 and 5, got %d", n))
 	}
 	return func(o *options) { o.set |= optReplicas; o.replicas = n }
+}
+
+// WithDuplicateWindow makes Open create the queue's stream with a
+// duplicate window of d (for Open; default the server's, 2 minutes): the
+// time within which a job told again with the same UniqueKey is stored
+// once, and the bound on Tell's retries of a publish whose acknowledgement
+// was lost. Without it, Open binds to an existing stream whatever its
+// window; with it, Open refuses one with another window, with an error
+// wrapping ErrIncompatible, and changes nothing. It panics if d is under
+// 3 s (one Tell attempt's timeout, 2 s, plus a second of retries).
+func WithDuplicateWindow(d time.Duration) Option {
+	if d < publishAttemptTimeout+time.Second {
+		panic("natsqueue: WithDuplicateWindow: " + d.String() + " is under 3s")
+	}
+	return func(o *options) { o.set |= optDuplicates; o.duplicates = d }
 }
 
 // WithCodec sets how messages are encoded (for Open; default JSON). It

@@ -9,7 +9,6 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
-	"github.com/nats-io/nuid"
 )
 
 // consumerName is the durable pull consumer every process of a queue shares.
@@ -45,13 +44,21 @@ type Queue[T any] struct {
 	conn    *nats.Conn
 	codec   Codec
 	ackWait time.Duration
+	// scheduled: the stream schedules delayed jobs itself (nats-server
+	// 2.12 and later, a stream that allows it); otherwise Serve defers
+	// them (see TellWith).
+	scheduled bool
 	// retryFor bounds Tell's retries: the stream's duplicate window less
 	// one attempt, so that every retry is within the window.
 	retryFor time.Duration
 	depth    *depths
-	// publish is js.Publish; tests wrap it to lose acknowledgements.
-	publish func(ctx context.Context, subject string, data []byte, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
+	dead     *DeadLetters
+	// publish is js.PublishMsg; tests wrap it to lose acknowledgements.
+	publish publishFunc
 }
+
+// publishFunc is the signature of JetStream's PublishMsg.
+type publishFunc = func(ctx context.Context, m *nats.Msg, opts ...jetstream.PublishOpt) (*jetstream.PubAck, error)
 
 // Open returns the queue called name, creating its stream and consumer if
 // they do not exist; any number of processes may open the same queue at
@@ -88,10 +95,13 @@ func Open[T any](ctx context.Context, js jetstream.JetStream, name string, opts 
 	}
 	o := collect("Open", openOpts, opts)
 	subject := "natsqueue." + name
-	var stream jetstream.Stream
+	var stream, dead jetstream.Stream
 	var cons jetstream.Consumer
 	err := untilLed(ctx, func(ctx context.Context) (err error) {
-		if stream, err = openStream(ctx, js, name, subject, o.replicas); err != nil {
+		if stream, err = openStream(ctx, js, name, subject, o); err != nil {
+			return err
+		}
+		if dead, err = openDeadStream(ctx, js, name, max(stream.CachedInfo().Config.Replicas, 1), o.replicas); err != nil {
 			return err
 		}
 		cons, err = openConsumer(ctx, stream, subject, o.ackWait)
@@ -100,37 +110,49 @@ func Open[T any](ctx context.Context, js jetstream.JetStream, name string, opts 
 	if err != nil {
 		return nil, &openError{name: name, err: err}
 	}
-	dups := stream.CachedInfo().Config.Duplicates
-	if dups <= 0 {
-		dups = defaultDuplicates
-	}
+	cfg := stream.CachedInfo().Config
 	q := &Queue[T]{
-		name:     name,
-		subject:  subject,
-		cons:     cons,
-		conn:     js.Conn(),
-		codec:    o.codec,
-		ackWait:  o.ackWait,
-		retryFor: dups - publishAttemptTimeout,
-		depth:    newDepths(o.depthTTL, cons.Info),
-		publish:  js.Publish,
+		name:      name,
+		subject:   subject,
+		cons:      cons,
+		conn:      js.Conn(),
+		codec:     o.codec,
+		ackWait:   o.ackWait,
+		scheduled: cfg.AllowMsgSchedules && slices.Contains(cfg.Subjects, subject+scheduleSuffix),
+		retryFor:  duplicates(cfg) - publishAttemptTimeout,
+		depth:     newDepths(o.depthTTL, cons.Info),
+		publish:   js.PublishMsg,
 	}
+	q.dead = newDeadLetters(js, name, subject, dead, q.retryFor)
 	q.depth.store(cons.CachedInfo())
 	return q, nil
 }
 
-// openStream creates the queue's stream, with replicas copies (1 if 0),
-// or binds to the existing one, which must keep jobs as a work queue and,
-// if replicas is not 0, have that many copies.
-func openStream(ctx context.Context, js jetstream.JetStream, name, subject string, replicas int) (jetstream.Stream, error) {
+// duplicates returns the duplicate window of a stream of configuration cfg.
+func duplicates(cfg jetstream.StreamConfig) time.Duration {
+	if cfg.Duplicates <= 0 {
+		return defaultDuplicates
+	}
+	return cfg.Duplicates
+}
+
+// openStream creates the queue's stream, with o's replicas (1 if none
+// given) and duplicate window, taking the jobs' subject and that of their
+// schedules, or binds to the existing one, which must keep jobs as a work
+// queue and have the replicas and duplicate window o gives, if it gives
+// them.
+func openStream(ctx context.Context, js jetstream.JetStream, name, subject string, o options) (jetstream.Stream, error) {
 	stream, err := js.Stream(ctx, name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		stream, err = js.CreateStream(ctx, jetstream.StreamConfig{
 			Name:      name,
-			Subjects:  []string{subject},
+			Subjects:  []string{subject, subject + scheduleSuffix},
 			Retention: jetstream.WorkQueuePolicy,
 			Storage:   jetstream.FileStorage,
-			Replicas:  max(replicas, 1),
+			Replicas:  max(o.replicas, 1),
+			// A server before 2.12 ignores it: Serve defers delayed jobs.
+			AllowMsgSchedules: true,
+			Duplicates:        o.duplicates,
 		})
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			// Another process created it first; check what it made.
@@ -150,8 +172,11 @@ func openStream(ctx context.Context, js jetstream.JetStream, name, subject strin
 	if err := keepsJobs(cfg); err != nil {
 		return nil, err
 	}
-	if has := max(cfg.Replicas, 1); replicas != 0 && has != replicas {
-		return nil, fmt.Errorf("%w: stream has %d replicas, Open was given WithReplicas(%d)", ErrIncompatible, has, replicas)
+	if has := max(cfg.Replicas, 1); o.replicas != 0 && has != o.replicas {
+		return nil, fmt.Errorf("%w: stream has %d replicas, Open was given WithReplicas(%d)", ErrIncompatible, has, o.replicas)
+	}
+	if has := duplicates(cfg); o.duplicates != 0 && has != o.duplicates {
+		return nil, fmt.Errorf("%w: stream has a duplicate window of %v, Open was given WithDuplicateWindow(%v)", ErrIncompatible, has, o.duplicates)
 	}
 	return stream, nil
 }
@@ -216,42 +241,16 @@ func (q *Queue[T]) Name() string { return q.name }
 // connection, a restarting server, no stream answering) is retried with
 // the same message ID, so that the server stores msg once, for as long as
 // the retries fall within the stream's duplicate window (2 minutes by
-// default): until the window less one attempt's timeout (2 s) has passed
-// since the first attempt, or ctx ends. Then it returns an error wrapping
-// the last publish's, or ctx.Err(). It also returns an error wrapping the
-// codec's if msg cannot be encoded, and, wrapped, the server's refusal (a
-// JetStream API error) or nats.ErrConnectionClosed. When Tell returns an
-// error other than the codec's, msg may or may not have been stored.
+// default, see WithDuplicateWindow): until the window less one attempt's
+// timeout (2 s) has passed since the first attempt, or ctx ends. Then it
+// returns an error wrapping the last publish's, or ctx.Err(). It also
+// returns an error wrapping the codec's if msg cannot be encoded, and,
+// wrapped, the server's refusal (a JetStream API error) or
+// nats.ErrConnectionClosed. When Tell returns an error other than the
+// codec's, msg may or may not have been stored. TellWith tells a job to
+// run later, or once for a key.
 func (q *Queue[T]) Tell(ctx context.Context, msg T) error {
-	data, err := q.codec.Marshal(msg)
-	if err != nil {
-		return fmt.Errorf("natsqueue: Tell %q: encoding: %w", q.name, err)
-	}
-	id := nuid.Next()
-	start := time.Now()
-	for attempt := 1; ; attempt++ {
-		actx, cancel := context.WithTimeout(ctx, publishAttemptTimeout)
-		_, err := q.publish(actx, q.subject, data, jetstream.WithMsgID(id))
-		cancel()
-		if err == nil {
-			return nil
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		if !retryable(err) {
-			return fmt.Errorf("natsqueue: Tell %q: %w", q.name, err)
-		}
-		wait := min(10*time.Millisecond<<min(attempt, 7), time.Second)
-		if time.Since(start)+wait > q.retryFor {
-			// A retry could arrive after the window and store msg twice.
-			return fmt.Errorf("natsqueue: Tell %q: no acknowledgement after %d attempts in %v (the stream's duplicate window less one attempt); the job may or may not have been stored: %w",
-				q.name, attempt, time.Since(start).Round(time.Millisecond), err)
-		}
-		if err := sleep(ctx, wait); err != nil {
-			return err
-		}
-	}
+	return q.tell(ctx, msg, tellOptions{})
 }
 
 // sleep waits for d, or until ctx ends, and then returns ctx.Err().

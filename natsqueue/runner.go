@@ -5,12 +5,14 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime/debug"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/crewlib/crew"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -46,10 +48,14 @@ func (r *runner[T]) run(ctx context.Context, d delivery) error {
 	md, err := m.Metadata()
 	if err != nil {
 		r.add(EventDelivery)
-		r.dead(d, m.Data(), fmt.Errorf("%w: %w", ErrUndecodable, err))
+		r.dead(d, nil, m.Data(), fmt.Errorf("%w: %w", ErrUndecodable, err))
 		return nil
 	}
 	r.q.depth.observe(md.NumPending)
+	if nb := m.Headers().Get(notBeforeHeader); nb != "" {
+		r.relayDelayed(d, md, nb)
+		return nil
+	}
 	attempt := int(md.NumDelivered)
 	if attempt > 1 {
 		r.add(EventRedelivery)
@@ -58,12 +64,12 @@ func (r *runner[T]) run(ctx context.Context, d delivery) error {
 	}
 	var job T
 	if err := r.q.codec.Unmarshal(m.Data(), &job); err != nil {
-		r.dead(d, m.Data(), fmt.Errorf("%w: %w", ErrUndecodable, err))
+		r.dead(d, md, m.Data(), fmt.Errorf("%w: %w", ErrUndecodable, err))
 		return nil
 	}
 	if attempt > r.maxDeliveries {
 		// Its process died during its last allowed delivery.
-		r.dead(d, job, fmt.Errorf("%w: delivered %d times, at most %d allowed", ErrTooManyDeliveries, attempt, r.maxDeliveries))
+		r.dead(d, md, job, fmt.Errorf("%w: delivered %d times, at most %d allowed", ErrTooManyDeliveries, attempt, r.maxDeliveries))
 		return nil
 	}
 	err = r.call(withDelivery(ctx, m, md), job)
@@ -77,9 +83,9 @@ func (r *runner[T]) run(ctx context.Context, d delivery) error {
 			r.rec.Observe(TellToAck, max(time.Since(md.Timestamp), 0))
 		}
 	case isPermanent(err):
-		r.dead(d, job, err)
+		r.dead(d, md, job, err)
 	case attempt >= r.maxDeliveries:
-		r.dead(d, job, fmt.Errorf("%w: failed on delivery %d of %d: %w", ErrTooManyDeliveries, attempt, r.maxDeliveries, err))
+		r.dead(d, md, job, fmt.Errorf("%w: failed on delivery %d of %d: %w", ErrTooManyDeliveries, attempt, r.maxDeliveries, err))
 	default:
 		delay := r.delay(attempt)
 		d.k.stop()
@@ -131,9 +137,26 @@ func (r *runner[T]) delay(attempt int) (d time.Duration) {
 	return r.backoff(attempt)
 }
 
-// dead hands the job to the dead-letter sink, then removes its message,
-// even if the sink panicked (the panic is logged).
-func (r *runner[T]) dead(d delivery, job any, reason error) {
+// dead stores the job's dead letter, hands it to the dead-letter sink, and
+// then removes its message, even if the sink panicked (the panic is
+// logged). If the dead letter cannot be stored, the message is neither
+// handed to the sink nor removed: it is delivered again after the
+// backoff, and ends as a dead letter again. md is nil if m had no
+// metadata.
+func (r *runner[T]) dead(d delivery, md *jetstream.MsgMetadata, job any, reason error) {
+	if err := r.q.dead.store(context.Background(), r.q.publish, d.m, md, reason); err != nil {
+		attempt := 1
+		if md != nil {
+			attempt = int(md.NumDelivered)
+		}
+		delay := r.delay(attempt)
+		slog.Error("natsqueue: dead letter not stored; the job will be delivered again", "queue", r.q.name, "reason", reason, "err", err, "after", delay)
+		d.k.stop()
+		if r.sent(d.m.NakWithDelay(delay)) {
+			r.add(EventNak)
+		}
+		return
+	}
 	func() {
 		defer func() {
 			if v := recover(); v != nil {
@@ -146,6 +169,41 @@ func (r *runner[T]) dead(d delivery, job any, reason error) {
 	if r.sent(d.m.TermWithReason(firstLine(reason.Error()))) {
 		r.add(EventDeadLetter)
 	}
+}
+
+// relayDelayed settles a delayed job on a stream that does not schedule jobs
+// (see TellWith), whose time is nb: before it, the job is delivered again
+// at nb; at or after it, it is told again as a new message, without a
+// time, and this one acknowledged, so that the deferrals used none of the
+// job's deliveries. Neither counts as an event: the new message is the
+// job's first delivery. If the new message cannot be told, this one is
+// delivered again after the first backoff, and told again then (once,
+// within the duplicate window: its message ID is this one's sequence).
+func (r *runner[T]) relayDelayed(d delivery, md *jetstream.MsgMetadata, nb string) {
+	m := d.m
+	at, err := time.Parse(time.RFC3339Nano, nb)
+	if wait := time.Until(at); err == nil && wait > 0 {
+		d.k.stop()
+		r.sent(m.NakWithDelay(wait))
+		return
+	}
+	h := nats.Header{}
+	for k, v := range m.Headers() {
+		if k != notBeforeHeader && !strings.HasPrefix(k, "Nats-") {
+			h[k] = v
+		}
+	}
+	id := jobID(m.Headers())
+	h.Set(idHeader, id)
+	relay := &nats.Msg{Subject: r.q.subject, Header: h, Data: m.Data()}
+	if _, err := publishOnce(context.Background(), r.q.publish, relay, "due:"+strconv.FormatUint(md.Sequence.Stream, 10)+":"+id, r.q.retryFor); err != nil {
+		slog.Warn("natsqueue: a delayed job's time came, and it could not be told again; retrying", "queue", r.q.name, "err", err)
+		d.k.stop()
+		r.sent(m.NakWithDelay(r.delay(1)))
+		return
+	}
+	d.k.stop()
+	r.sent(m.Ack())
 }
 
 // sent reports whether an acknowledgement was sent, given its error; it

@@ -17,6 +17,18 @@ const (
 	// fetchMaxWait is how long one pull request waits for jobs; it bounds
 	// how long Serve takes to notice the end of its context when idle.
 	fetchMaxWait = 500 * time.Millisecond
+	// fetchHeartbeat is how often the server tells a pull request that
+	// waits for jobs that it still holds it. Two missed in a row end the
+	// pull at once (nats.go's ErrNoHeartbeat), and Serve pulls again: a
+	// pull lost with the consumer's leader, or with the server the
+	// connection was on, is found within 2 heartbeats rather than at its
+	// expiry plus nats.go's second (1.5 s).
+	fetchHeartbeat = 100 * time.Millisecond
+	// maxPause bounds Serve's wait between pulls that fail (no consumer
+	// answering while the cluster elects a leader, a lost connection): a
+	// pull sent every maxPause costs little, and the wait is added to the
+	// cluster's own once it answers again.
+	maxPause = 250 * time.Millisecond
 	// flushTimeout bounds Serve's final wait for the server to have
 	// received its acknowledgements (a flush: the server has read them,
 	// and applies them to the consumer a moment later).
@@ -165,7 +177,7 @@ func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[delivery], capacit
 			return nil
 		}
 		got := 0
-		batch, err := r.q.cons.Fetch(n, jetstream.FetchMaxWait(fetchMaxWait))
+		batch, err := r.q.cons.Fetch(n, jetstream.FetchMaxWait(fetchMaxWait), jetstream.FetchHeartbeat(fetchHeartbeat))
 		if err == nil {
 			// Jobs are submitted as they arrive; the batch ends when n
 			// have, or at fetchMaxWait. Submit never blocks: the pool
@@ -178,7 +190,7 @@ func (r *runner[T]) pull(ctx context.Context, pool *crew.Pool[delivery], capacit
 			err = batch.Error()
 		}
 		r.putBack(n - got)
-		if err == nil || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) {
+		if err == nil || errors.Is(err, nats.ErrTimeout) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, jetstream.ErrNoHeartbeat) {
 			pause, noResponders = 0, 0
 			continue
 		}
@@ -228,7 +240,7 @@ func (r *runner[T]) failed(ctx context.Context, err error, pause *int) error {
 	if fatal(err) {
 		return fmt.Errorf("natsqueue: Serve %q: %w", r.q.name, err)
 	}
-	*pause = min(max(2**pause, 50), 1000)
+	*pause = min(max(2**pause, 25), int(maxPause/time.Millisecond))
 	_ = sleep(ctx, time.Duration(*pause)*time.Millisecond) // the caller looks at ctx
 	return nil
 }
