@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -193,9 +194,12 @@ func BenchmarkLen(b *testing.B) {
 // 3 servers, the stream on 3 replicas, with Serve's no-op handlers, shuts
 // a server down after a third of them (the stream's leader, or one that
 // does not lead it), and reports the pause: the longest time between two
-// jobs' ends from the loss on (for the leader, the cluster elects another
-// meanwhile; no job is lost); the time from the loss to the first job's
-// end after it; and the jobs run again (their delivery's attempt above 1).
+// first deliveries' ends from the loss on (for the leader, the cluster
+// elects another meanwhile; no job is lost); the time from the loss to
+// the first job's end after it; and the jobs run again (their delivery's
+// attempt above 1: jobs the server had sent through the lost server,
+// held until AckWait, 30 s, and left out of the pause, as they run after
+// the others).
 // It logs what the lost server was to Serve: the consumer's leader (which
 // JetStream elects apart from the stream's), the server Serve's
 // connection was on, both or neither. Each op is one run, on a cluster of
@@ -230,9 +234,11 @@ func benchServerLoss(b *testing.B, leads bool) {
 		b.StartTimer()
 		go func() {
 			done <- natsqueue.Serve(c, q, benchWorkers, func(ctx context.Context, job int) error {
-				ends[n.Add(1)-1] = time.Now()
 				if d, _ := natsqueue.DeliveryFrom(ctx); d.Attempt > 1 {
+					// Held for AckWait: they end the run, not a pause.
 					again.Add(1)
+				} else {
+					ends[n.Add(1)-1] = time.Now()
 				}
 				if !seen[job].Swap(true) {
 					switch distinct.Add(1) {
@@ -276,5 +282,152 @@ func benchServerLoss(b *testing.B, leads bool) {
 		b.ReportMetric(pause.Seconds()*1000, "ms-pause")
 		b.ReportMetric(first.Seconds()*1000, "ms-to-first")
 		b.ReportMetric(float64(again.Load()), "run-again")
+	}
+}
+
+// BenchmarkServerKill runs 20,000 jobs already in a queue on a cluster of
+// 3 server processes, the stream on 3 replicas, with Serve's no-op
+// handlers, SIGKILLs the process of the consumer's leader after a third
+// of them (the server Serve's pulls wait on; with the stream's leader
+// alone, jobs go on while the stream elects another), and reports the
+// pause (the longest time between two first deliveries' ends from the
+// kill on), the cluster's own part of it (from the kill until the
+// consumer reports a new leader, polled every 10 ms), and what natsqueue
+// adds: from that election to the first job's end after the pause. Each op is one run on
+// a cluster of its own: run it with -benchtime 1x -count 5.
+func BenchmarkServerKill(b *testing.B) {
+	const jobs = 20_000
+	for range b.N {
+		b.StopTimer()
+		c := startCluster(b, 3)
+		js := connectURL(b, c.url())
+		q, err := natsqueue.Open[int](context.Background(), js, "kill", natsqueue.WithReplicas(3))
+		require.NoError(b, err)
+		fill(b, js, natsqueue.Subject(q), jobs)
+		cons, err := js.Consumer(context.Background(), "kill", "natsqueue")
+		require.NoError(b, err)
+		leader := cons.CachedInfo().Cluster.Leader
+		ends := make([]time.Time, jobs)
+		var n atomic.Int64
+		seen := make([]atomic.Bool, jobs)
+		var distinct atomic.Int64
+		all, third := make(chan struct{}), make(chan struct{})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		b.StartTimer()
+		go func() {
+			done <- natsqueue.Serve(ctx, q, benchWorkers, func(ctx context.Context, job int) error {
+				if d, _ := natsqueue.DeliveryFrom(ctx); d.Attempt == 1 {
+					ends[n.Add(1)-1] = time.Now()
+				}
+				if !seen[job].Swap(true) {
+					switch distinct.Add(1) {
+					case jobs / 3:
+						close(third)
+					case jobs:
+						close(all)
+					}
+				}
+				return nil
+			})
+		}()
+		<-third
+		killed := time.Now()
+		c.kill(b, leader)
+		elected := electedAfter(b, c.url(), "kill", leader)
+		<-all
+		b.StopTimer()
+		cancel()
+		require.NoError(b, <-done)
+		after := slices.SortedFunc(slices.Values(ends[:min(int(n.Load()), jobs)]), time.Time.Compare)
+		var pause time.Duration
+		var resumed time.Time
+		prev := killed
+		for _, t := range after {
+			if t.After(killed) {
+				if t.Sub(prev) > pause {
+					pause, resumed = t.Sub(prev), t
+				}
+				prev = t
+			}
+		}
+		b.ReportMetric(pause.Seconds()*1000, "ms-pause")
+		b.ReportMetric(elected.Sub(killed).Seconds()*1000, "ms-election")
+		b.ReportMetric(resumed.Sub(elected).Seconds()*1000, "ms-added")
+	}
+}
+
+// electedAfter polls, every 10 ms, the consumer of the stream called name
+// on the servers at url until it has a leader other than lost, and
+// returns when it was seen.
+func electedAfter(b *testing.B, url, name, lost string) time.Time {
+	b.Helper()
+	js := connectURL(b, url)
+	led := func(get func(context.Context) (string, error)) bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		l, err := get(ctx)
+		return err == nil && l != "" && l != lost
+	}
+	consumerLed := func(ctx context.Context) (string, error) {
+		c, err := js.Consumer(ctx, name, "natsqueue")
+		if err != nil || c.CachedInfo().Cluster == nil {
+			return "", err
+		}
+		return c.CachedInfo().Cluster.Leader, nil
+	}
+	deadline := time.Now().Add(testTimeout)
+	for time.Now().Before(deadline) {
+		if led(consumerLed) {
+			return time.Now()
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	b.Fatalf("no leader elected within %v", testTimeout)
+	return time.Time{}
+}
+
+// BenchmarkDelayedJob tells 10 jobs RunAt 1 to 1.9 s ahead (100 ms apart)
+// on an idle cluster of 3 servers, the stream on 3 replicas, and reports
+// how late their handlers start after their times: the median and the
+// most. A job that starts early fails the benchmark. Run it with
+// -benchtime 1x -count 5.
+func BenchmarkDelayedJob(b *testing.B) {
+	const jobs = 10
+	for range b.N {
+		b.StopTimer()
+		servers := natstest.Cluster(b, 3)
+		js := connectAll(b, servers)
+		q, err := natsqueue.Open[int](context.Background(), js, "delayed", natsqueue.WithReplicas(3))
+		require.NoError(b, err)
+		ats := make([]time.Time, jobs)
+		late := make([]time.Duration, jobs)
+		var left sync.WaitGroup
+		left.Add(jobs)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- natsqueue.Serve(ctx, q, jobs, func(_ context.Context, job int) error {
+				late[job] = time.Since(ats[job])
+				left.Done()
+				return nil
+			})
+		}()
+		b.StartTimer()
+		now := time.Now()
+		for i := range jobs {
+			ats[i] = now.Add(time.Second + time.Duration(i)*100*time.Millisecond)
+			require.NoError(b, q.TellWith(context.Background(), i, natsqueue.RunAt(ats[i])))
+		}
+		left.Wait()
+		b.StopTimer()
+		cancel()
+		require.NoError(b, <-done)
+		slices.Sort(late)
+		if late[0] < 0 {
+			b.Fatalf("a job started %v early", -late[0])
+		}
+		b.ReportMetric(late[jobs/2].Seconds()*1000, "ms-late-median")
+		b.ReportMetric(late[jobs-1].Seconds()*1000, "ms-late-max")
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,12 +25,7 @@ func connectAll(t testing.TB, servers []*server.Server) jetstream.JetStream {
 	for _, s := range servers {
 		urls = append(urls, s.ClientURL())
 	}
-	nc, err := nats.Connect(strings.Join(urls, ","), nats.MaxReconnects(-1), nats.ReconnectWait(50*time.Millisecond))
-	require.NoError(t, err)
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	require.NoError(t, err)
-	return js
+	return connectURL(t, strings.Join(urls, ","))
 }
 
 func TestWithReplicasMakesAReplicatedStreamAndRefusesAnother(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -18,6 +20,7 @@ import (
 	"github.com/crewlib/crew"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -36,15 +39,26 @@ func TestServerProcess(t *testing.T) {
 	if spec == "" {
 		t.Skip("the server process of the crash tests")
 	}
-	port, dir, _ := strings.Cut(spec, ",")
-	p, err := strconv.Atoi(port)
+	// port,dir[,server name,cluster name,cluster port,route;route...]
+	f := strings.Split(spec, ",")
+	p, err := strconv.Atoi(f[0])
 	require.NoError(t, err)
 	if p == 0 {
 		p = -1 // a random free port
 	}
-	s, err := server.NewServer(&server.Options{
-		Host: "127.0.0.1", Port: p, JetStream: true, StoreDir: dir, NoLog: true, NoSigs: true,
-	})
+	opts := &server.Options{
+		Host: "127.0.0.1", Port: p, JetStream: true, StoreDir: f[1], NoLog: true, NoSigs: true,
+	}
+	if len(f) == 6 {
+		cp, err := strconv.Atoi(f[4])
+		require.NoError(t, err)
+		opts.ServerName = f[2]
+		opts.Cluster = server.ClusterOpts{Name: f[3], Host: "127.0.0.1", Port: cp}
+		for _, r := range strings.Split(f[5], ";") {
+			opts.Routes = append(opts.Routes, &url.URL{Scheme: "nats-route", Host: r})
+		}
+	}
+	s, err := server.NewServer(opts)
 	require.NoError(t, err)
 	s.Start()
 	require.True(t, s.ReadyForConnections(testTimeout), "server ready")
@@ -67,8 +81,91 @@ type serverProcess struct {
 // still running, at t's cleanup.
 func startServer(t testing.TB, port int, dir string) *serverProcess {
 	t.Helper()
+	return startProcess(t, fmt.Sprintf("%d,%s", port, dir), port, dir)
+}
+
+// A serverCluster is a cluster of server processes.
+type serverCluster struct {
+	procs []*serverProcess
+	names []string // the server names, in procs' order
+}
+
+// startCluster starts n server processes that form one JetStream
+// cluster, each with its store in a directory of its own, and returns
+// once the cluster places a stream on all n: a cluster elects its meta
+// leader before every server has joined it, and until then refuses a
+// stream on n replicas (no suitable peers).
+func startCluster(t testing.TB, n int) *serverCluster {
+	t.Helper()
+	ports := make([]int, n)
+	for i := range ports {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+		ports[i] = l.Addr().(*net.TCPAddr).Port
+		require.NoError(t, l.Close())
+	}
+	c := &serverCluster{}
+	name := fmt.Sprintf("crash-%d", time.Now().UnixNano())
+	for i := range n {
+		var routes []string
+		for j, p := range ports {
+			if j != i {
+				routes = append(routes, fmt.Sprintf("127.0.0.1:%d", p))
+			}
+		}
+		dir := t.TempDir()
+		server := fmt.Sprintf("%s-%d", name, i)
+		spec := fmt.Sprintf("0,%s,%s,%s,%d,%s", dir, server, name, ports[i], strings.Join(routes, ";"))
+		c.procs = append(c.procs, startProcess(t, spec, 0, dir))
+		c.names = append(c.names, server)
+	}
+	nc, err := nats.Connect(c.url(), nats.MaxReconnects(-1))
+	require.NoError(t, err)
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	require.NoError(t, err)
+	for deadline := time.Now().Add(testTimeout); ; time.Sleep(10 * time.Millisecond) {
+		actx, cancel := context.WithTimeout(context.Background(), time.Second)
+		_, err := js.CreateStream(actx, jetstream.StreamConfig{Name: "placed", Replicas: n, Storage: jetstream.MemoryStorage})
+		if err == nil {
+			err = js.DeleteStream(actx, "placed")
+			cancel()
+			require.NoError(t, err)
+			return c
+		}
+		cancel()
+		if time.Now().After(deadline) {
+			t.Fatalf("the cluster places no stream on %d replicas after %v: %v", n, testTimeout, err)
+		}
+	}
+}
+
+// url returns the client URLs of the cluster's servers, joined by commas.
+func (c *serverCluster) url() string {
+	var urls []string
+	for _, p := range c.procs {
+		urls = append(urls, p.url)
+	}
+	return strings.Join(urls, ",")
+}
+
+// kill SIGKILLs the server called name.
+func (c *serverCluster) kill(t testing.TB, name string) {
+	t.Helper()
+	for i, n := range c.names {
+		if n == name {
+			require.NoError(t, c.procs[i].kill())
+			return
+		}
+	}
+	t.Fatalf("no server called %q", name)
+}
+
+// startProcess starts a server process of spec (see TestServerProcess).
+func startProcess(t testing.TB, spec string, port int, dir string) *serverProcess {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServerProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=%d,%s", serverEnv, port, dir))
+	cmd.Env = append(os.Environ(), serverEnv+"="+spec)
 	cmd.Stderr = os.Stderr
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)

@@ -78,18 +78,22 @@ type DeadLetter struct {
 // queue stream's replicas and no limit, and is created by Open beside the
 // queue's. A DeadLetters is safe for concurrent use.
 type DeadLetters struct {
-	js       jetstream.JetStream
-	queue    string
-	subject  string // the queue's
-	dead     string // the dead letters' subject
-	stream   jetstream.Stream
-	retryFor time.Duration
+	js      jetstream.JetStream
+	queue   string
+	subject string // the queue's
+	dead    string // the dead letters' subject
+	stream  jetstream.Stream
+	// The bounds on the retries of a replay (in the queue's duplicate
+	// window) and of a store (in the dead-letter stream's).
+	replayFor, storeFor time.Duration
 }
 
 // newDeadLetters returns the dead letters of the queue called name, whose
-// jobs' subject is subject, in stream; retryFor bounds a replay's retries.
-func newDeadLetters(js jetstream.JetStream, name, subject string, stream jetstream.Stream, retryFor time.Duration) *DeadLetters {
-	return &DeadLetters{js: js, queue: name, subject: subject, dead: subject + ".dead", stream: stream, retryFor: retryFor}
+// jobs' subject is subject and stream's configuration queue, in stream.
+func newDeadLetters(js jetstream.JetStream, name, subject string, stream jetstream.Stream, queue jetstream.StreamConfig) *DeadLetters {
+	return &DeadLetters{js: js, queue: name, subject: subject, dead: subject + ".dead", stream: stream,
+		replayFor: duplicates(queue) - publishAttemptTimeout,
+		storeFor:  duplicates(stream.CachedInfo().Config) - publishAttemptTimeout}
 }
 
 // DeadLetters returns the queue's dead letters.
@@ -117,32 +121,34 @@ func OpenDeadLetters(ctx context.Context, js jetstream.JetStream, name string) (
 	var stream, dead jetstream.Stream
 	err := untilLed(ctx, func(ctx context.Context) (err error) {
 		if stream, err = js.Stream(ctx, name); err != nil {
-			return err
+			return fmt.Errorf("the queue's stream %q: %w", name, err)
 		}
 		if dead, err = js.Stream(ctx, deadPrefix+name); err != nil {
-			return err
+			return fmt.Errorf("dead-letter stream %q: %w", deadPrefix+name, err)
 		}
 		return deadStreamFits(dead.CachedInfo().Config, subject+".dead", 0)
 	})
 	if err != nil {
-		return nil, &openError{name: name, err: err}
+		return nil, &openError{fn: "OpenDeadLetters", name: name, err: err}
 	}
-	return newDeadLetters(js, name, subject, dead, duplicates(stream.CachedInfo().Config)-publishAttemptTimeout), nil
+	return newDeadLetters(js, name, subject, dead, stream.CachedInfo().Config), nil
 }
 
-// openDeadStream creates the dead-letter stream of the queue called name
-// with replicas copies, or binds to the existing one, which must fit (see
+// openDeadStream creates the dead-letter stream of the queue called name,
+// whose stream's configuration is queue, with its replicas and duplicate
+// window, or binds to the existing one, which must fit (see
 // deadStreamFits) with want replicas if want is not 0.
-func openDeadStream(ctx context.Context, js jetstream.JetStream, name string, replicas, want int) (jetstream.Stream, error) {
+func openDeadStream(ctx context.Context, js jetstream.JetStream, name string, queue jetstream.StreamConfig, want int) (jetstream.Stream, error) {
 	subject := "natsqueue." + name + ".dead"
 	stream, err := js.Stream(ctx, deadPrefix+name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		stream, err = js.CreateStream(ctx, jetstream.StreamConfig{
-			Name:      deadPrefix + name,
-			Subjects:  []string{subject},
-			Retention: jetstream.LimitsPolicy,
-			Storage:   jetstream.FileStorage,
-			Replicas:  replicas,
+			Name:       deadPrefix + name,
+			Subjects:   []string{subject},
+			Retention:  jetstream.LimitsPolicy,
+			Storage:    jetstream.FileStorage,
+			Replicas:   max(queue.Replicas, 1),
+			Duplicates: queue.Duplicates,
 		})
 		if errors.Is(err, jetstream.ErrStreamNameAlreadyInUse) {
 			stream, err = js.Stream(ctx, deadPrefix+name)
@@ -160,14 +166,16 @@ func openDeadStream(ctx context.Context, js jetstream.JetStream, name string, re
 // deadStreamFits returns an error wrapping ErrIncompatible if a stream
 // of configuration cfg cannot keep a queue's dead letters on subject: it
 // must take the subject, keep messages until they are deleted (limits
-// retention: the limits are the user's to set) on file, and have want
+// retention: the limits are the user's to set) on file, take no other
+// subject (Count and PurgeAll take the whole stream), and have want
 // replicas if want is not 0.
 func deadStreamFits(cfg jetstream.StreamConfig, subject string, want int) error {
 	switch {
 	case cfg.Retention != jetstream.LimitsPolicy:
 		return fmt.Errorf("%w: dead-letter stream %q has retention %v, not Limits", ErrIncompatible, cfg.Name, cfg.Retention)
-	case !slices.Contains(cfg.Subjects, subject):
-		return fmt.Errorf("%w: dead-letter stream %q takes subjects %q, not %q", ErrIncompatible, cfg.Name, cfg.Subjects, subject)
+	case !slices.Equal(cfg.Subjects, []string{subject}):
+		// Count and PurgeAll take the whole stream.
+		return fmt.Errorf("%w: dead-letter stream %q takes subjects %q, not only %q", ErrIncompatible, cfg.Name, cfg.Subjects, subject)
 	case cfg.Storage == jetstream.MemoryStorage:
 		return fmt.Errorf("%w: dead-letter stream %q keeps its messages in memory, which a server restart loses", ErrIncompatible, cfg.Name)
 	case want != 0 && max(cfg.Replicas, 1) != want:
@@ -199,7 +207,7 @@ func (dl *DeadLetters) store(ctx context.Context, publish publishFunc, m jetstre
 		h.Set(toldHeader, md.Timestamp.UTC().Format(time.RFC3339Nano))
 		msgID = "dead:" + strconv.FormatUint(md.Sequence.Stream, 10) + ":" + id
 	}
-	_, err := publishOnce(ctx, publish, &nats.Msg{Subject: dl.dead, Header: h, Data: m.Data()}, msgID, dl.retryFor)
+	_, err := publishOnce(ctx, publish, &nats.Msg{Subject: dl.dead, Header: h, Data: m.Data()}, msgID, dl.storeFor)
 	return err
 }
 
@@ -258,9 +266,13 @@ func (dl *DeadLetters) Count(ctx context.Context) (int, error) {
 // Get returns the dead letter of sequence seq, or an error wrapping
 // ErrNoDeadLetter if there is none.
 func (dl *DeadLetters) Get(ctx context.Context, seq uint64) (DeadLetter, error) {
-	m, err := dl.stream.GetMsg(ctx, seq)
+	var m *jetstream.RawStreamMsg
+	var err error = jetstream.ErrMsgNotFound // sequences begin at 1
+	if seq > 0 {
+		m, err = dl.stream.GetMsg(ctx, seq)
+	}
 	if errors.Is(err, jetstream.ErrMsgNotFound) {
-		return DeadLetter{}, fmt.Errorf("natsqueue: dead letters of %q: %d: %w", dl.queue, seq, ErrNoDeadLetter)
+		return DeadLetter{}, about(fmt.Sprintf("dead letters of %q: %d", dl.queue, seq), ErrNoDeadLetter)
 	}
 	if err != nil {
 		return DeadLetter{}, fmt.Errorf("natsqueue: dead letters of %q: getting %d: %w", dl.queue, seq, err)
@@ -321,7 +333,7 @@ func (dl *DeadLetters) replay(ctx context.Context, d DeadLetter) error {
 	}
 	// The replay's own ID: a Replay retried stores the job once.
 	msgID := fmt.Sprintf("replay:%s:%d:%s", d.Died.UTC().Format(time.RFC3339Nano), d.Seq, d.ID)
-	if _, err := publishOnce(ctx, dl.js.PublishMsg, &nats.Msg{Subject: dl.subject, Header: h, Data: d.Data}, msgID, dl.retryFor); err != nil {
+	if _, err := publishOnce(ctx, dl.js.PublishMsg, &nats.Msg{Subject: dl.subject, Header: h, Data: d.Data}, msgID, dl.replayFor); err != nil {
 		return fmt.Errorf("natsqueue: dead letters of %q: replaying %d: %w", dl.queue, d.Seq, err)
 	}
 	if err := dl.stream.DeleteMsg(ctx, d.Seq); err != nil {
@@ -356,7 +368,8 @@ func (dl *DeadLetters) purge(ctx context.Context, d DeadLetter) error {
 
 // PurgeAll deletes each dead letter for which match returns true, and
 // returns how many it deleted, up to its first error. With a nil match it
-// purges the stream at once, and returns how many it held.
+// purges the stream at once, and returns how many it held just before
+// (a dead letter stored meanwhile is purged, and not counted).
 func (dl *DeadLetters) PurgeAll(ctx context.Context, match func(DeadLetter) bool) (int, error) {
 	if match != nil {
 		return dl.each(ctx, match, dl.purge)

@@ -2,9 +2,10 @@
 // are run by crew pools in as many processes as you start.
 //
 // Open creates (or binds to) a queue: a work-queue stream and one durable
-// pull consumer shared by every process. Tell adds a job and returns once
-// the server has stored it. Serve runs jobs with a crew.Pool until its
-// context ends:
+// pull consumer shared by every process, and the queue's dead-letter
+// stream. Tell adds a job and returns once the server has stored it;
+// TellWith adds one to run later (RunAt, RunAfter) or once per key
+// (UniqueKey). Serve runs jobs with a crew.Pool until its context ends:
 //
 //	q, err := natsqueue.Open[Resize](ctx, js, "thumbnails")
 //	...
@@ -20,28 +21,69 @@
 // an acknowledgement reaches it delivers the job again, and after a server
 // is killed a job's delivery count, which WithMaxDeliveries limits, can go
 // back. On a JetStream cluster, WithReplicas(3) keeps every job through the
-// loss of any one server; jobs that were on their way to a process through
-// the lost server, or from the consumer's lost leader, run after AckWait. A
-// job is acknowledged after its handler returns nil. An error or a panic is
-// retried after a backoff; Permanent(err), an undecodable message, or a
-// failure on the last allowed delivery ends the job as a dead letter. A
-// process that dies holds its jobs for AckWait, after which they run
-// elsewhere; a job Serve holds, waiting or running, is kept from
-// redelivery. On the end of its context, Serve stops pulling, runs and
-// acknowledges the jobs it took, and returns once the server has received
-// the acknowledgements; the server applies them to the consumer a moment
-// later. Tell retries a publish whose acknowledgement was lost with the
-// same message ID, within the stream's duplicate window, so the server
-// stores the job once.
+// loss of any one server. A pull lost with the server Serve's connection
+// is on, or with the consumer's leader, is found within two of the
+// server's heartbeats (200 ms), and Serve pulls again; jobs that were on
+// their way to the process through that server, or from that leader, run
+// after AckWait. A job is acknowledged after its handler returns nil. An
+// error or a panic is retried after a backoff; Permanent(err), an
+// undecodable message, or a failure on the last allowed delivery ends the
+// job as a dead letter. A process that dies holds its jobs for AckWait,
+// after which they run elsewhere; a job Serve holds, waiting or running,
+// is kept from redelivery. On the end of its context, Serve stops
+// pulling, runs and acknowledges the jobs it took, and returns once the
+// server has received the acknowledgements; the server applies them to
+// the consumer a moment later. Tell retries a publish whose
+// acknowledgement was lost with the same message ID, within the stream's
+// duplicate window, so the server stores the job once.
+//
+// # Dead letters
+//
+// A job that ends as a dead letter is kept in the stream "DEAD_<name>",
+// with its reason, error, attempts and message. q.DeadLetters(), or
+// OpenDeadLetters in a tool, lists them (Count, Get, All), tells them
+// again as new jobs (Replay, ReplayAll) and deletes them (Purge,
+// PurgeAll); the command natsqueue/cmd/deadletters does so from a shell.
+// Serve stores the dead letter and waits for the stream's
+// acknowledgement, then calls the WithDeadLetters sink, then Terms the
+// job. If the store fails, the job is Nak'ed with the backoff and comes
+// again, so no dead letter is lost between giving up and writing it. A
+// process that dies between the store and the Term has the job come
+// again; its second dead letter, of the same message ID "dead:<seq>:<id>"
+// (the job's sequence in the queue's stream and its ID), is stored once
+// if it comes within the dead-letter stream's duplicate window.
+//
+// # Delayed and unique jobs
+//
+// RunAt and RunAfter make a job run no earlier than its time, and at
+// least once. On nats-server 2.12 and later the server holds the
+// schedule and adds the job at its time. On a stream that does not allow
+// schedules (an older server, a stream made beforehand), Serve defers the
+// job until its time: the deferral uses none of its deliveries
+// (WithMaxDeliveries) but counts against the consumer's MaxAckPending.
+// UniqueKey(key) stores a job once per key within the stream's duplicate
+// window (WithDuplicateWindow); TellWith returns ErrDuplicate for another.
+//
+// # Existing streams
+//
+// Open binds to an existing queue stream whatever its duplicate window,
+// unless WithDuplicateWindow gives another, which it refuses with
+// ErrIncompatible; a stream without schedules is used, its delayed jobs
+// deferred by Serve. Open creates the dead-letter stream if it is
+// missing, and refuses one with ErrIncompatible if it has another
+// retention than Limits, takes a subject other than "natsqueue.<name>.dead", keeps
+// its messages in memory, or has other replicas than WithReplicas gives.
 //
 // # Defaults
 //
-// Options go to Open (WithAckWait, WithCodec, WithDepthTTL, WithReplicas)
-// or to Serve (WithBackoff, WithMaxDeliveries, WithDeadLetters,
-// WithPrefetch, WithMetrics); one given to the other panics. AckWait is 30 s, a job is delivered at most 5 times,
-// the backoff is 100 ms doubled per failed delivery up to 10 s, the codec
-// is JSON, the depth TTL 100 ms, Serve holds one job per worker beyond
-// those running, and dead letters are logged with slog.
+// Options go to Open (WithAckWait, WithCodec, WithDepthTTL, WithReplicas,
+// WithDuplicateWindow) or to Serve (WithBackoff, WithMaxDeliveries,
+// WithDeadLetters, WithPrefetch, WithMetrics); one given to the other
+// panics. AckWait is 30 s, a job is delivered at most 5 times, the
+// backoff is 100 ms doubled per failed delivery up to 10 s, the codec is
+// JSON, the depth TTL 100 ms, the duplicate window the server's (2
+// minutes), Serve holds one job per worker beyond those running, and dead
+// letters are stored, then logged with slog.
 //
 // # Metrics
 //

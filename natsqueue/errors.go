@@ -50,17 +50,33 @@ func isPermanent(err error) bool {
 	return errors.As(err, &p)
 }
 
-// An openError is an error of Open's about the queue called name. Its text
-// is "natsqueue: Open <name>: " and err's without the "natsqueue: " that
+// An openError is an error of Open's (or of fn's) about the queue called
+// name. Its text is "natsqueue: <fn> <name>: " and err's without the "natsqueue: " that
 // begins a sentinel's such as ErrIncompatible, so that the prefix comes
 // once; errors.Is and errors.As see err.
 type openError struct {
-	name string
-	err  error
+	fn, name string
+	err      error
 }
 
 func (e *openError) Error() string {
-	return fmt.Sprintf("natsqueue: Open %q: %s", e.name, strings.TrimPrefix(e.err.Error(), "natsqueue: "))
+	return fmt.Sprintf("natsqueue: %s %q: %s", e.fn, e.name, strings.TrimPrefix(e.err.Error(), "natsqueue: "))
 }
 
 func (e *openError) Unwrap() error { return e.err }
+
+// about returns err with context before its text, "natsqueue: <context>:
+// " and err's text without the "natsqueue: " that begins a sentinel's, so
+// that the prefix comes once; errors.Is and errors.As see err.
+func about(context string, err error) error { return &aboutError{context, err} }
+
+type aboutError struct {
+	context string
+	err     error
+}
+
+func (e *aboutError) Error() string {
+	return "natsqueue: " + e.context + ": " + strings.TrimPrefix(e.err.Error(), "natsqueue: ")
+}
+
+func (e *aboutError) Unwrap() error { return e.err }

@@ -143,3 +143,109 @@ func ExampleWithMetrics() {
 	// run_time 4 observed
 	// nak_delay 1 observed
 }
+
+// ExampleQueue_TellWith tells a unique job twice, the second time in
+// vain, and a job to run a moment later.
+func ExampleQueue_TellWith() {
+	js, stop := exampleServer()
+	defer stop()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q, err := natsqueue.Open[string](ctx, js, "invoices")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	err = q.TellWith(ctx, "invoice 42", natsqueue.UniqueKey("invoice-42"))
+	fmt.Println("first:", err)
+	err = q.TellWith(ctx, "invoice 42 again", natsqueue.UniqueKey("invoice-42"))
+	fmt.Println("again, a duplicate:", errors.Is(err, natsqueue.ErrDuplicate))
+	err = q.TellWith(ctx, "reminder", natsqueue.RunAfter(100*time.Millisecond))
+	fmt.Println("delayed:", err)
+
+	ran := make(chan string, 2)
+	served := make(chan error, 1)
+	go func() {
+		// One worker runs the jobs in the stream's order.
+		served <- natsqueue.Serve(ctx, q, 1, func(ctx context.Context, job string) error {
+			if d, _ := natsqueue.DeliveryFrom(ctx); job == "invoice 42" {
+				job += " (ID " + d.ID + ")"
+			}
+			ran <- job
+			return nil
+		})
+	}()
+	fmt.Println("ran:", <-ran) // at once
+	fmt.Println("ran:", <-ran) // after 100 ms at least
+	cancel()
+	fmt.Println("Serve:", <-served)
+	// Output:
+	// first: <nil>
+	// again, a duplicate: true
+	// delayed: <nil>
+	// ran: invoice 42 (ID invoice-42)
+	// ran: reminder
+	// Serve: <nil>
+}
+
+// ExampleDeadLetters serves a job that fails for good, lists the dead
+// letter it leaves, and replays it once its cause is fixed.
+func ExampleDeadLetters() {
+	js, stop := exampleServer()
+	defer stop()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	q, err := natsqueue.Open[string](ctx, js, "orders")
+	if err == nil {
+		err = q.TellWith(ctx, "order 7", natsqueue.UniqueKey("order-7"))
+	}
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	var fixed atomic.Bool
+	ran := make(chan string, 1)
+	dead := make(chan struct{}, 1)
+	served := make(chan error, 1)
+	go func() {
+		served <- natsqueue.Serve(ctx, q, 1, func(_ context.Context, job string) error {
+			if !fixed.Load() {
+				return natsqueue.Permanent(errors.New("no such customer"))
+			}
+			ran <- job
+			return nil
+		}, natsqueue.WithDeadLetters(func(crew.DeadLetter) { dead <- struct{}{} })) // called once stored
+	}()
+	<-dead
+
+	letters := q.DeadLetters() // or natsqueue.OpenDeadLetters, in a tool
+	var seq uint64
+	for d, err := range letters.All(ctx) {
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		job, _ := q.Decode(d)
+		fmt.Printf("%q: ID %s, %s after %d attempt(s): %s\n", job, d.ID, d.Reason, d.Attempts, d.Error)
+		seq = d.Seq
+	}
+
+	fixed.Store(true)
+	if err := letters.Replay(ctx, seq); err != nil { // told again as a new job, then deleted
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("ran:", <-ran)
+	n, err := letters.Count(ctx)
+	fmt.Println("dead letters left:", n, err)
+	cancel()
+	fmt.Println("Serve:", <-served)
+	// Output:
+	// "order 7": ID order-7, permanent after 1 attempt(s): permanent: no such customer
+	// ran: order 7
+	// dead letters left: 0 <nil>
+	// Serve: <nil>
+}

@@ -3,6 +3,7 @@ package natsqueue_test
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -29,6 +30,10 @@ import (
 const (
 	workerEnv = "NATSQUEUE_TEST_WORKER"
 	delayEnv  = "NATSQUEUE_TEST_DELAY"
+	// deadEnv, if set to n, makes a worker fail every job divisible by n
+	// permanently, writing "failed <job>", so that it ends as a dead
+	// letter.
+	deadEnv = "NATSQUEUE_TEST_DEAD"
 )
 
 func TestWorkerProcess(t *testing.T) {
@@ -47,10 +52,15 @@ func TestWorkerProcess(t *testing.T) {
 	defer stop()
 	q, err := natsqueue.Open[int](ctx, js, "jobs", natsqueue.WithAckWait(testAckWait))
 	require.NoError(t, err)
+	dead, _ := strconv.Atoi(os.Getenv(deadEnv))
 	fmt.Println("ready")
 	err = natsqueue.Serve(ctx, q, 2, func(_ context.Context, job int) error {
 		fmt.Println("start", job)
 		time.Sleep(delay) // the job's work
+		if dead > 0 && job%dead == 0 {
+			fmt.Println("failed", job)
+			return natsqueue.Permanent(errors.New("a job that cannot succeed"))
+		}
 		fmt.Println("done", job)
 		return nil
 	})
@@ -74,10 +84,10 @@ type worker struct {
 
 // startWorker starts a worker process whose jobs take delay, sending its
 // events to events; it is killed, if still running, at t's cleanup.
-func startWorker(t testing.TB, url, name string, delay time.Duration, events chan<- event) *worker {
+func startWorker(t testing.TB, url, name string, delay time.Duration, events chan<- event, env ...string) *worker {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), workerEnv+"="+url, delayEnv+"="+delay.String())
+	cmd.Env = append(append(os.Environ(), workerEnv+"="+url, delayEnv+"="+delay.String()), env...)
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)

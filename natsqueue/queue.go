@@ -63,12 +63,16 @@ type publishFunc = func(ctx context.Context, m *nats.Msg, opts ...jetstream.Publ
 // Open returns the queue called name, creating its stream and consumer if
 // they do not exist; any number of processes may open the same queue at
 // once. The stream, also called name, is a work-queue stream on file
-// storage that takes the subject "natsqueue.<name>", with the server's
-// duplicate window (2 minutes by default) for Tell's retries; a stream
-// created beforehand may have a duplicate window of its own, which bounds
-// Tell's retries, and limits (MaxMsgs, MaxBytes, MaxMsgsPerSubject) only
-// with DiscardNew, so that a full queue refuses Tell rather than drop
-// jobs. Its consumer is a durable pull consumer called "natsqueue" with
+// storage that takes the subject "natsqueue.<name>" and that of delayed
+// jobs' schedules, "natsqueue.<name>.at.*", allows message schedules, and
+// has the duplicate window of WithDuplicateWindow (the server's, 2
+// minutes, by default) for Tell's retries and UniqueKey. A stream created
+// beforehand may have a duplicate window of its own, which bounds Tell's
+// retries, no schedules (Serve then defers delayed jobs: see TellWith),
+// and limits (MaxMsgs, MaxBytes, MaxMsgsPerSubject) only with DiscardNew,
+// so that a full queue refuses Tell rather than drop jobs. Beside it, Open
+// creates the queue's dead-letter stream, "DEAD_<name>" (see DeadLetters),
+// on the same replicas and with the same duplicate window. Its consumer is a durable pull consumer called "natsqueue" with
 // explicit acks, the AckWait of WithAckWait, no delivery limit of the
 // server's (Serve enforces WithMaxDeliveries) and the server's default
 // MaxAckPending (1,000 jobs taken at once across all processes).
@@ -81,14 +85,18 @@ type publishFunc = func(ctx context.Context, m *nats.Msg, opts ...jetstream.Publ
 // then it returns an error that says no leader was elected, wrapping ctx's
 // error or its own deadline's (context.DeadlineExceeded).
 //
-// Options: WithAckWait, WithCodec, WithDepthTTL and WithReplicas; the
-// others panic. If a stream or consumer of these names exists with a
-// configuration the queue cannot use (another retention, no such subject,
-// another AckWait, or a setting that deletes jobs not yet run: a MaxAge, a
-// limit with DiscardOld, memory storage), or another consumer of the
-// stream takes the same jobs, Open returns an error wrapping
-// ErrIncompatible and changes nothing. Other errors are the server's or
-// the connection's, wrapped.
+// Options: WithAckWait, WithCodec, WithDepthTTL, WithDuplicateWindow and
+// WithReplicas; the others panic. If a stream or consumer of these names
+// exists with a configuration the queue cannot use (another retention, no
+// such subject, another AckWait, the replicas or duplicate window of an
+// option given, or a setting that deletes jobs not yet run: a MaxAge, a
+// limit with DiscardOld, memory storage; for the dead-letter stream, a
+// retention other than Limits, or memory storage), or another consumer of
+// the stream takes the same jobs, Open returns an error wrapping
+// ErrIncompatible and changes nothing that existed (it may have created
+// the queue's stream, if it did not exist, before it found its consumer
+// incompatible). Other errors are the server's or the connection's,
+// wrapped.
 func Open[T any](ctx context.Context, js jetstream.JetStream, name string, opts ...Option) (*Queue[T], error) {
 	if js == nil {
 		panic("natsqueue: Open: nil JetStream")
@@ -98,17 +106,25 @@ func Open[T any](ctx context.Context, js jetstream.JetStream, name string, opts 
 	var stream, dead jetstream.Stream
 	var cons jetstream.Consumer
 	err := untilLed(ctx, func(ctx context.Context) (err error) {
+		// An existing dead-letter stream is checked before anything is
+		// created.
+		if dead, err = js.Stream(ctx, deadPrefix+name); err == nil {
+			err = deadStreamFits(dead.CachedInfo().Config, subject+".dead", o.replicas)
+		}
+		if err != nil && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return err
+		}
 		if stream, err = openStream(ctx, js, name, subject, o); err != nil {
 			return err
 		}
-		if dead, err = openDeadStream(ctx, js, name, max(stream.CachedInfo().Config.Replicas, 1), o.replicas); err != nil {
+		if dead, err = openDeadStream(ctx, js, name, stream.CachedInfo().Config, o.replicas); err != nil {
 			return err
 		}
 		cons, err = openConsumer(ctx, stream, subject, o.ackWait)
 		return err
 	})
 	if err != nil {
-		return nil, &openError{name: name, err: err}
+		return nil, &openError{fn: "Open", name: name, err: err}
 	}
 	cfg := stream.CachedInfo().Config
 	q := &Queue[T]{
@@ -123,7 +139,7 @@ func Open[T any](ctx context.Context, js jetstream.JetStream, name string, opts 
 		depth:     newDepths(o.depthTTL, cons.Info),
 		publish:   js.PublishMsg,
 	}
-	q.dead = newDeadLetters(js, name, subject, dead, q.retryFor)
+	q.dead = newDeadLetters(js, name, subject, dead, cfg)
 	q.depth.store(cons.CachedInfo())
 	return q, nil
 }

@@ -73,14 +73,14 @@ const (
 // throughput. A lost connection or a restarting server does not end
 // Serve: it pulls again once nats.go has reconnected. On a cluster, losing
 // the consumer's leader or the server Serve's connection is on can lose
-// its pull request, which nats.go then waits for until its expiry plus a
-// second (1.5 s), and the jobs on their way to Serve: the server counts
-// them delivered, so they run again only after AckWait. Serve returns an
-// error, after the jobs it held have ended, when it cannot go on (the
-// connection was closed; the consumer or its stream was deleted, which it
-// finds after a few pulls that no consumer answers), or when some
-// acknowledgements could not be sent: the error says how many, and their
-// jobs are delivered again after AckWait.
+// its pull request, which Serve finds lost within two of the server's
+// heartbeats (200 ms) and pulls again, and the jobs on their way to Serve:
+// the server counts them delivered, so they run again only after AckWait.
+// Serve returns an error, after the jobs it held have ended, when it
+// cannot go on (the connection was closed; the consumer or its stream was
+// deleted, which it finds after a few pulls that no consumer answers), or
+// when some acknowledgements could not be sent: the error says how many,
+// and their jobs are delivered again after AckWait.
 //
 // Options: WithBackoff, WithMaxDeliveries, WithDeadLetters, WithPrefetch
 // and WithMetrics; the others panic. Serve panics if workers is less than 1,
@@ -223,7 +223,9 @@ func (r *runner[T]) submit(pool *crew.Pool[delivery], m jetstream.Msg) bool {
 // consumer answered: it returns the answer if the consumer or its stream
 // no longer exists, else err.
 func (r *runner[T]) consumerGone(ctx context.Context, err error) error {
-	ictx, cancel := context.WithTimeout(ctx, depthQueryTimeout)
+	// Not longer: while the cluster elects the consumer's leader, no one
+	// answers, and Serve should pull again as soon as one is elected.
+	ictx, cancel := context.WithTimeout(ctx, maxPause)
 	defer cancel()
 	_, ierr := r.q.cons.Info(ictx)
 	if errors.Is(ierr, jetstream.ErrConsumerNotFound) || errors.Is(ierr, jetstream.ErrStreamNotFound) {

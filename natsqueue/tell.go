@@ -135,7 +135,7 @@ func (q *Queue[T]) tell(ctx context.Context, msg T, o tellOptions) error {
 	case err != nil:
 		return fmt.Errorf("natsqueue: Tell %q: %w", q.name, err)
 	case dup && o.key != "":
-		return fmt.Errorf("natsqueue: Tell %q: key %q: %w", q.name, o.key, ErrDuplicate)
+		return about(fmt.Sprintf("Tell %q: key %q", q.name, o.key), ErrDuplicate)
 	}
 	return nil
 }
