@@ -82,8 +82,9 @@ type worker struct {
 	read sync.WaitGroup // the goroutine reading its stdout
 }
 
-// startWorker starts a worker process whose jobs take delay, sending its
-// events to events; it is killed, if still running, at t's cleanup.
+// startWorker starts a worker process whose jobs take delay, with env
+// (NAME=value) added to its environment, sending its events to events;
+// it is killed, if still running, at t's cleanup.
 func startWorker(t testing.TB, url, name string, delay time.Duration, events chan<- event, env ...string) *worker {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestWorkerProcess$", "-test.count=1")
