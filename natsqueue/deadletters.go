@@ -12,6 +12,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
 )
 
 // deadPrefix begins the name of a queue's dead-letter stream, as KV_
@@ -27,6 +28,9 @@ const (
 	sequenceHeader = "Natsqueue-Sequence"
 	toldHeader     = "Natsqueue-Told"
 )
+
+// maxErrorHeader bounds the error's text a dead letter stores.
+const maxErrorHeader = 1024
 
 // The reasons of stored dead letters (DeadLetter.Reason).
 const (
@@ -189,7 +193,9 @@ func deadStreamFits(cfg jetstream.StreamConfig, subject string, want int) error 
 // Its message ID is the job's sequence in the queue's stream, so that a
 // job that ends as a dead letter again within the duplicate window (its
 // Term was lost) is stored once.
-func (dl *DeadLetters) store(ctx context.Context, publish publishFunc, m jetstream.Msg, md *jetstream.MsgMetadata, reason error) error {
+// retryFor bounds the retries (see publishOnce), and the error's text is
+// cut to maxErrorHeader bytes.
+func (dl *DeadLetters) store(ctx context.Context, publish publishFunc, m jetstream.Msg, md *jetstream.MsgMetadata, reason error, retryFor time.Duration) error {
 	h := nats.Header{}
 	for k, v := range m.Headers() {
 		if !strings.HasPrefix(k, "Nats-") && !strings.HasPrefix(k, "Natsqueue-") {
@@ -199,15 +205,19 @@ func (dl *DeadLetters) store(ctx context.Context, publish publishFunc, m jetstre
 	id := jobID(m.Headers())
 	h.Set(idHeader, id)
 	h.Set(reasonHeader, reasonOf(reason))
-	h.Set(errorHeader, firstLine(reason.Error()))
-	msgID := "dead:" + id
+	text := firstLine(reason.Error())
+	if len(text) > maxErrorHeader {
+		text = strings.ToValidUTF8(text[:maxErrorHeader], "") + "…"
+	}
+	h.Set(errorHeader, text)
+	msgID := "dead:" + nuid.Next() // a message without metadata: no sequence to be known by
 	if md != nil {
 		h.Set(attemptsHeader, strconv.FormatUint(md.NumDelivered, 10))
 		h.Set(sequenceHeader, strconv.FormatUint(md.Sequence.Stream, 10))
 		h.Set(toldHeader, md.Timestamp.UTC().Format(time.RFC3339Nano))
 		msgID = "dead:" + strconv.FormatUint(md.Sequence.Stream, 10) + ":" + id
 	}
-	_, err := publishOnce(ctx, publish, &nats.Msg{Subject: dl.dead, Header: h, Data: m.Data()}, msgID, dl.storeFor)
+	_, err := publishOnce(ctx, publish, &nats.Msg{Subject: dl.dead, Header: h, Data: m.Data()}, msgID, min(retryFor, dl.storeFor))
 	return err
 }
 

@@ -47,7 +47,8 @@
 // Serve stores the dead letter and waits for the stream's
 // acknowledgement, then calls the WithDeadLetters sink, then Terms the
 // job. If the store fails, the job is Nak'ed with the backoff and comes
-// again, so no dead letter is lost between giving up and writing it. A
+// again (its handler may run again), so no dead letter is lost between
+// giving up and writing it. A
 // process that dies between the store and the Term has the job come
 // again; its second dead letter, of the same message ID "dead:<seq>:<id>"
 // (the job's sequence in the queue's stream and its ID), is stored once

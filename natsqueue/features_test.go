@@ -307,3 +307,25 @@ func TestWithDuplicateWindowSetsTheWindowAndRefusesAnother(t *testing.T) {
 	require.ErrorIs(t, err, natsqueue.ErrIncompatible)
 	assert.Panics(t, func() { natsqueue.WithDuplicateWindow(time.Second) })
 }
+
+// On a full stream without schedules (limits with DiscardNew), a delayed
+// job whose relay the stream refuses runs as it is, rather than wait for
+// room it would never find.
+func TestADeferredJobRunsInPlaceWhenTheStreamRefusesItsRelay(t *testing.T) {
+	s := natstest.Server(t)
+	js := connect(t, s)
+	_, err := js.CreateStream(ctx(t), jetstream.StreamConfig{Name: "jobs", Subjects: []string{"natsqueue.jobs"},
+		Retention: jetstream.WorkQueuePolicy, MaxMsgs: 1, Discard: jetstream.DiscardNew})
+	require.NoError(t, err)
+	q, err := natsqueue.Open[int](ctx(t), js, "jobs", natsqueue.WithAckWait(testAckWait))
+	require.NoError(t, err)
+	told := time.Now()
+	require.NoError(t, q.TellWith(ctx(t), 1, natsqueue.RunAfter(300*time.Millisecond)))
+	rec := newRecorder()
+	stop := serving(t, q, 1, rec.handle(nil))
+	r := rec.next(t)
+	require.NoError(t, stop())
+	assert.Equal(t, 1, r.job)
+	assert.GreaterOrEqual(t, r.at.Sub(told), 300*time.Millisecond, "not early")
+	assert.Equal(t, 2, r.d.Attempt, "its deferral counted among its deliveries")
+}

@@ -285,7 +285,8 @@ func sleep(ctx context.Context, d time.Duration) error {
 func retryable(err error) bool {
 	var apiErr *jetstream.APIError
 	switch {
-	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, jetstream.ErrConnectionClosed):
+	case errors.Is(err, nats.ErrConnectionClosed), errors.Is(err, jetstream.ErrConnectionClosed),
+		errors.Is(err, nats.ErrMaxPayload), errors.Is(err, nats.ErrBadHeaderMsg):
 		return false
 	case errors.As(err, &apiErr):
 		return false

@@ -52,8 +52,7 @@ func (r *runner[T]) run(ctx context.Context, d delivery) error {
 		return nil
 	}
 	r.q.depth.observe(md.NumPending)
-	if nb := m.Headers().Get(notBeforeHeader); nb != "" {
-		r.relayDelayed(d, md, nb)
+	if nb := m.Headers().Get(notBeforeHeader); nb != "" && r.relayDelayed(d, md, nb) {
 		return nil
 	}
 	attempt := int(md.NumDelivered)
@@ -141,10 +140,12 @@ func (r *runner[T]) delay(attempt int) (d time.Duration) {
 // then removes its message, even if the sink panicked (the panic is
 // logged). If the dead letter cannot be stored, the message is neither
 // handed to the sink nor removed: it is delivered again after the
-// backoff, and ends as a dead letter again. md is nil if m had no
+// backoff, and run again (a job that failed with Permanent before its
+// last delivery runs its handler again; one on its last delivery, or
+// undecodable, ends as a dead letter again). md is nil if m had no
 // metadata.
 func (r *runner[T]) dead(d delivery, md *jetstream.MsgMetadata, job any, reason error) {
-	if err := r.q.dead.store(context.Background(), r.q.publish, d.m, md, reason); err != nil {
+	if err := r.q.dead.store(context.Background(), r.q.publish, d.m, md, reason, r.storeFor()); err != nil {
 		attempt := 1
 		if md != nil {
 			attempt = int(md.NumDelivered)
@@ -152,8 +153,9 @@ func (r *runner[T]) dead(d delivery, md *jetstream.MsgMetadata, job any, reason 
 		delay := r.delay(attempt)
 		slog.Error("natsqueue: dead letter not stored; the job will be delivered again", "queue", r.q.name, "reason", reason, "err", err, "after", delay)
 		d.k.stop()
-		if r.sent(d.m.NakWithDelay(delay)) {
-			r.add(EventNak)
+		if r.sent(d.m.NakWithDelay(delay)) && r.rec != nil {
+			r.rec.Add(EventNak, 1)
+			r.rec.Observe(NakDelay, delay)
 		}
 		return
 	}
@@ -172,20 +174,23 @@ func (r *runner[T]) dead(d delivery, md *jetstream.MsgMetadata, job any, reason 
 }
 
 // relayDelayed settles a delayed job on a stream that does not schedule jobs
-// (see TellWith), whose time is nb: before it, the job is delivered again
-// at nb; at or after it, it is told again as a new message, without a
-// time, and this one acknowledged, so that the deferrals used none of the
-// job's deliveries. Neither counts as an event: the new message is the
-// job's first delivery. If the new message cannot be told, this one is
-// delivered again after the first backoff, and told again then (once,
-// within the duplicate window: its message ID is this one's sequence).
-func (r *runner[T]) relayDelayed(d delivery, md *jetstream.MsgMetadata, nb string) {
+// (see TellWith), whose time is nb, and reports whether it did: before
+// it, the job is delivered again at nb; at or after it, it is told again
+// as a new message, without a time, and this one acknowledged, so that
+// the deferrals used none of the job's deliveries. Neither counts as an
+// event: the new message is the job's first delivery. If the new message
+// may not have been stored (no acknowledgement), this one is delivered
+// again after the first backoff, and told again then (once, within the
+// duplicate window: its message ID is this one's sequence). If the
+// stream refuses it (full, with DiscardNew), it reports false: the job
+// runs as this message, its deferrals counted among its deliveries.
+func (r *runner[T]) relayDelayed(d delivery, md *jetstream.MsgMetadata, nb string) bool {
 	m := d.m
 	at, err := time.Parse(time.RFC3339Nano, nb)
 	if wait := time.Until(at); err == nil && wait > 0 {
 		d.k.stop()
 		r.sent(m.NakWithDelay(wait))
-		return
+		return true
 	}
 	h := nats.Header{}
 	for k, v := range m.Headers() {
@@ -196,14 +201,27 @@ func (r *runner[T]) relayDelayed(d delivery, md *jetstream.MsgMetadata, nb strin
 	id := jobID(m.Headers())
 	h.Set(idHeader, id)
 	relay := &nats.Msg{Subject: r.q.subject, Header: h, Data: m.Data()}
-	if _, err := publishOnce(context.Background(), r.q.publish, relay, "due:"+strconv.FormatUint(md.Sequence.Stream, 10)+":"+id, r.q.retryFor); err != nil {
+	if _, err := publishOnce(context.Background(), r.q.publish, relay, "due:"+strconv.FormatUint(md.Sequence.Stream, 10)+":"+id, r.storeFor()); err != nil {
+		if !retryable(err) {
+			slog.Warn("natsqueue: a delayed job's time came, and the stream refused it as a new message; running it as it is", "queue", r.q.name, "err", err)
+			return false
+		}
 		slog.Warn("natsqueue: a delayed job's time came, and it could not be told again; retrying", "queue", r.q.name, "err", err)
 		d.k.stop()
 		r.sent(m.NakWithDelay(r.delay(1)))
-		return
+		return true
 	}
 	d.k.stop()
 	r.sent(m.Ack())
+	return true
+}
+
+// storeFor bounds the retries of a publish a worker makes for a job it
+// holds (its dead letter, a delayed job's relay): AckWait, within which
+// the job comes again if the publish gives up, and at most the stream's
+// duplicate window less one attempt.
+func (r *runner[T]) storeFor() time.Duration {
+	return min(r.q.retryFor, r.q.ackWait)
 }
 
 // sent reports whether an acknowledgement was sent, given its error; it
