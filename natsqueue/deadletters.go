@@ -7,7 +7,6 @@ import (
 	"iter"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -198,13 +197,8 @@ func (dl *DeadLetters) letter(m *jetstream.RawStreamMsg) DeadLetter {
 	d.Attempts, _ = strconv.Atoi(m.Header.Get(attemptsHeader))
 	d.Sequence, _ = strconv.ParseUint(m.Header.Get(sequenceHeader), 10, 64)
 	d.Told, _ = time.Parse(time.RFC3339Nano, m.Header.Get(toldHeader))
-	for k, v := range m.Header {
-		if !strings.HasPrefix(k, "Nats-") && !strings.HasPrefix(k, "Natsqueue-") {
-			if d.Header == nil {
-				d.Header = nats.Header{}
-			}
-			d.Header[k] = v
-		}
+	if h := jobHeaders(m.Header); len(h) > 0 {
+		d.Header = h
 	}
 	return d
 }

@@ -20,12 +20,7 @@ import (
 // retryFor bounds the retries (see publishOnce), and the error's text is
 // cut to maxErrorHeader bytes.
 func (dl *DeadLetters) store(ctx context.Context, publish publishFunc, m jetstream.Msg, md *jetstream.MsgMetadata, reason error, retryFor time.Duration) error {
-	h := nats.Header{}
-	for k, v := range m.Headers() {
-		if !strings.HasPrefix(k, "Nats-") && !strings.HasPrefix(k, "Natsqueue-") {
-			h[k] = v
-		}
-	}
+	h := jobHeaders(m.Headers())
 	id := jobID(m.Headers())
 	h.Set(idHeader, id)
 	h.Set(reasonHeader, reasonOf(reason))
@@ -43,6 +38,18 @@ func (dl *DeadLetters) store(ctx context.Context, publish publishFunc, m jetstre
 	}
 	_, err := publishOnce(ctx, publish, &nats.Msg{Subject: dl.dead, Header: h, Data: m.Data()}, msgID, min(retryFor, dl.storeFor))
 	return err
+}
+
+// jobHeaders returns a copy of a job's headers h other than those of NATS
+// and natsqueue ("Nats-" and "Natsqueue-" ones): the user's own.
+func jobHeaders(h nats.Header) nats.Header {
+	out := nats.Header{}
+	for k, v := range h {
+		if !strings.HasPrefix(k, "Nats-") && !strings.HasPrefix(k, "Natsqueue-") {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // jobID returns the ID of the job whose message has headers h: natsqueue's

@@ -192,12 +192,7 @@ func (r *runner[T]) relayDelayed(d delivery, md *jetstream.MsgMetadata, nb strin
 		r.sent(m.NakWithDelay(wait))
 		return true
 	}
-	h := nats.Header{}
-	for k, v := range m.Headers() {
-		if k != notBeforeHeader && !strings.HasPrefix(k, "Nats-") {
-			h[k] = v
-		}
-	}
+	h := jobHeaders(m.Headers()) // without its time
 	id := jobID(m.Headers())
 	h.Set(idHeader, id)
 	relay := &nats.Msg{Subject: r.q.subject, Header: h, Data: m.Data()}
